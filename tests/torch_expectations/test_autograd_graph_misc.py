@@ -172,21 +172,27 @@ def test_function_returning_its_input_as_output_hooks_see_only_its_use():
     assert len(seen) == 1 and (seen[0].numpy() == 1).all() and (x_grad.numpy() == 3).all()
 
 
+def add_in_place_function(base):
+    """torch's test_return_leaf_inplace Function over ``base``: writes b into a (dirty) and
+    returns (a, b + 2)."""
+    class AddInPlace(base):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.mark_dirty(a)
+            return a.add_(b), b + 2
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            return ga, ga + gb
+
+    return AddInPlace
+
+
 def test_dirty_input_that_does_not_require_grad_becomes_tracked():
     # torch: test_return_leaf_inplace
     def program(lib):
-        class AddInPlace(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, a, b):
-                ctx.mark_dirty(a)
-                return a.add_(b), b + 2
-
-            @staticmethod
-            def backward(ctx, ga, gb):
-                return ga, ga + gb
-
         x, y = leaf(lib, 5, 5, requires_grad=False), leaf(lib, 5, 5, seed=1)
-        q, p = AddInPlace.apply(x, y)
+        q, p = add_in_place_function(lib.autograd.Function).apply(x, y)
         q.sum().backward()
         return q is x, q.requires_grad, y.grad
 

@@ -8,6 +8,7 @@ import pytest
 
 import gradkit
 
+from .test_autograd_graph_misc import add_in_place_function
 from .twin import data, leaf, like_torch, raises_like_torch
 
 
@@ -211,16 +212,7 @@ def test_an_inplace_function_writing_into_a_plain_input_returns_it_tracked():
     # in gradkit before) and its inplace flag; test_return_duplicate_inplace's
     # InplaceFunction.apply (torch 2.13: no forward is a NotImplementedError)
     def program(lib):
-        class AddInto(lib.autograd.function.InplaceFunction):
-            @staticmethod
-            def forward(ctx, a, b):
-                ctx.mark_dirty(a)
-                return a.add_(b), b + 2
-
-            @staticmethod
-            def backward(ctx, ga, gb):
-                return ga, ga + gb
-
+        AddInto = add_in_place_function(lib.autograd.function.InplaceFunction)  # noqa: N806
         x, y = leaf(lib, 5, 5, requires_grad=False), leaf(lib, 5, 5, seed=1)
         q, _ = AddInto.apply(x, y)
         q.sum().backward()

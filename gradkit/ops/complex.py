@@ -25,11 +25,13 @@ def _conj(xp, x):
     if x is owner or (x.flags.c_contiguous and not start and x.nbytes == owner.nbytes):
         return xp.conj(x)
     # torch's conj is a view: keep x's strides and storage offset, in memory as large as its
-    # storage (allocated, not written, outside x's elements)
+    # storage, all of it conjugated (as_strided of the view may read outside x's elements)
     memory = np.empty(owner.nbytes, dtype=np.uint8)
-    out = np.ndarray(x.shape, x.dtype, buffer=memory, offset=start, strides=x.strides)
-    np.conjugate(x, out=out)
-    return out
+    shift = start % x.itemsize
+    count = (owner.nbytes - shift) // x.itemsize
+    np.conjugate(np.ndarray((count,), x.dtype, buffer=owner, offset=shift),
+                 out=np.ndarray((count,), x.dtype, buffer=memory, offset=shift))
+    return np.ndarray(x.shape, x.dtype, buffer=memory, offset=start, strides=x.strides)
 
 
 # a view as in torch (same memory, version and base; writes go both ways), though NumPy has no

@@ -1,0 +1,150 @@
+"""torch's op table with non-contiguous inputs (``tests/fuzz/opinfo_layout.py``): the ops whose
+layout differences were fixed, run through the scanner's own comparison, and closed forms.
+
+The scan lays each sample's tensors out transposed, as a step-2 slice, expanded, as a conj
+view or at a storage offset, the same in torch and gradkit, and compares values, gradients,
+output strides and (in place) the storage under the input."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore")  # the ops warn as torch does
+
+import gradkit  # noqa: E402
+from fuzz.opinfo_layout import (  # noqa: E402
+    LAYOUTS, compare_laid_out, layout_check, layout_items)
+from fuzz.opinfo_samples import op_db, same_layout  # noqa: E402
+
+
+def _laid_out_differences(name: str, variant: str, layouts: list, dtype) -> list:
+    opinfo = next(o for o in op_db if o.name == name)
+    grads = variant != "inplace" and opinfo.supports_autograd
+    torch.manual_seed(0)
+    samples = list(opinfo.sample_inputs("cpu", dtype, requires_grad=grads))
+    compare = compare_laid_out(False)
+    found = [compare(opinfo, variant, s, grads)
+             for s in layout_items(layouts)(opinfo, variant, samples)]
+    return [f for f in found if f]
+
+
+@pytest.mark.parametrize("name, variant, layouts, dtype", [
+    ("unsqueeze", "op", ["transposed", "step2"], "float64"),  # the new dim's stride
+    ("unsqueeze", "inplace", ["transposed", "step2"], "float64"),
+    ("as_strided", "inplace", ["conj"], "complex128"),  # the storage around a conj view
+    ("as_strided", "op", ["conj"], "complex128"),
+    ("erf", "op", ["expanded", "transposed"], "float64"),  # elementwise: the inputs' order
+    ("log1p", "op", ["transposed"], "complex128"),
+    ("true_divide", "op", ["transposed"], "complex128"),
+    ("polar", "op", ["transposed", "step2"], "float64"),
+    ("special.zeta", "op", ["transposed"], "float64"),
+    ("special.laguerre_polynomial_l", "op", ["transposed"], "float64"),
+])
+def test_laid_out_samples_agree_with_torch(name, variant, layouts, dtype):
+    differing = _laid_out_differences(name, variant, layouts, getattr(torch, dtype))
+    assert not differing, differing
+
+
+def test_every_layout_keeps_the_values_and_lays_them_out():
+    t = torch.arange(24.).reshape(2, 3, 4)
+    for name, layout in LAYOUTS.items():
+        if name in ("conj", "expanded"):
+            continue
+        laid = layout(t)
+        assert torch.equal(laid, t) and not laid.is_contiguous() or laid.storage_offset() == 3
+    conj = LAYOUTS["conj"](t.to(torch.complex128) * 1j)
+    assert conj.is_conj() and torch.equal(conj, t.to(torch.complex128) * 1j)
+    assert LAYOUTS["expanded"](t).stride()[0] == 0
+
+
+def test_gradkits_twin_has_torchs_strides_offset_and_conj_bit():
+    t = torch.arange(30., dtype=torch.float64).to(torch.complex128)[3:].view(3, 9)[:, ::2].conj()
+    g = same_layout(t)
+    assert (g.stride(), g.storage_offset(), g.is_conj()) == \
+        (t.stride(), t.storage_offset(), t.is_conj())
+    np.testing.assert_array_equal(g.resolve_conj().numpy(), t.resolve_conj().numpy())
+
+
+def test_the_check_sees_strides_and_the_storage_under_an_in_place_input():
+    """The oracle can fail: a C-ordered result of a transposed input, a lost write."""
+    opinfo = next(o for o in op_db if o.name == "abs")
+    x = torch.arange(6.).reshape(2, 3).t()
+    found = layout_check(opinfo, "op", False)(
+        x, same_layout(x), [x.abs()], [gradkit.tensor(np.ascontiguousarray(x.abs().numpy()))])
+    assert found == "strides out[0] (1, 3) vs (2, 1) is_contiguous False vs True"
+    gx = same_layout(x)
+    x.abs_()
+    found = layout_check(opinfo, "inplace", False)(x, gx, [x], [gx])
+    assert found is None
+    x.neg_()
+    assert layout_check(opinfo, "inplace", False)(x, gx, [x], [gx]).startswith(
+        "storage under the input")
+
+
+@pytest.mark.parametrize("shape, strides", [
+    ((3, 4, 5), (20, 1, 4)), ((3, 0, 5), (5, 5, 1)), ((), ()), ((2, 3), (0, 1)), ((4,), (2,))])
+def test_unsqueeze_gives_the_new_dim_torchs_stride(shape, strides):
+    """torch: 1 for a last dim, else the extent of the dim it goes before (NumPy's reshape
+    gave the last dim's stride again)."""
+    t = torch.as_strided(torch.arange(100.), shape, strides)
+    g = gradkit.as_strided(gradkit.arange(100.), shape, strides)
+    for dim in range(len(shape) + 1):
+        assert g.unsqueeze(dim).stride() == t.unsqueeze(dim).stride()
+        assert g.clone().unsqueeze_(dim).stride() == t.clone().unsqueeze_(dim).stride()
+
+
+def test_a_conj_view_reads_its_whole_storage_as_torch():
+    """gradkit computes a conj view's values (NumPy has no lazy conjugate): all of its
+    storage, as as_strided may read outside the view (it read uninitialized memory)."""
+    values = [1 + 1j, 2 + 2j, 3 + 3j, 4 + 4j, 5 + 5j, 6 + 6j]
+    t, g = torch.tensor(values), gradkit.tensor(values)
+    for view in (lambda x: x[1:3].conj(), lambda x: x[1:5].conj()[::2].conj(),
+                 lambda x: x.view(2, 3)[:, 1].conj()):
+        np.testing.assert_array_equal(
+            view(g).as_strided((6,), (1,), 0).resolve_conj().numpy(),
+            view(t).as_strided((6,), (1,), 0).resolve_conj().numpy())
+    tc, gc = t.conj(), g.conj()
+    tc.as_strided_((2,), (1,), 0)
+    gc.as_strided_((2,), (1,), 0)
+    np.testing.assert_array_equal(gc.conj().as_strided((6,), (1,), 0).numpy(),
+                                  tc.conj().as_strided((6,), (1,), 0).resolve_conj().numpy())
+
+
+@pytest.mark.parametrize("op", ["erf", "exp", "log1p", "sigmoid"])
+@pytest.mark.parametrize("shape, strides", [
+    ((20, 20), (0, 1)), ((3, 4, 5), (0, 5, 1)), ((3, 4, 5), (0, 1, 4)), ((3, 4, 5), (20, 0, 1)),
+    ((4, 5), (1, 4)), ((2, 3, 4), (1, 2, 6))])
+def test_an_elementwise_result_takes_torchs_layout(op, shape, strides):
+    t = torch.as_strided(torch.arange(100, dtype=torch.float64) / 100, shape, strides)
+    g = gradkit.as_strided(gradkit.arange(100, dtype=gradkit.float64) / 100, shape, strides)
+    for a, b in ((t, g), (t.to(torch.complex128), g.to(gradkit.complex128))):
+        if op == "erf" and a.is_complex():
+            continue
+        expected, got = getattr(torch, op)(a), getattr(gradkit, op)(b)
+        assert (got.stride(), got.is_contiguous()) == (expected.stride(), expected.is_contiguous())
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["true_divide", "pow", "polar", "special.zeta"])
+def test_a_binary_elementwise_result_takes_torchs_layout(name):
+    t = torch.arange(1., 51.).reshape(5, 10).t()
+    tf, gf = torch, gradkit
+    for part in name.split("."):
+        tf, gf = getattr(tf, part), getattr(gf, part)
+    pairs = [(t, t + 1)] if name in ("polar", "special.zeta") else [
+        (t, t.to(torch.complex128) * (1 + 1j)), (t.to(torch.complex128), t + 1j)]
+    for a, b in pairs:
+        expected, got = tf(a, b), gf(same_layout(a), same_layout(b))
+        assert got.stride() == expected.stride()
+
+
+def test_median_of_an_expanded_dim_is_the_contiguous_copys():
+    """Known, torch wrong: torch 2.13's median (nanmedian) along an expanded dim reads past
+    the input (values of other rows, even uninitialized memory); gradkit's is the median of
+    the same values laid out contiguously."""
+    t = torch.tensor([[1., 5., 3., 2.]]).expand(3, 4)
+    g = same_layout(t)
+    for f in ("median", "nanmedian"):
+        expected = getattr(t.contiguous(), f)(0)
+        got = getattr(g, f)(0)
+        np.testing.assert_array_equal(got.values.numpy(), expected.values.numpy())
+        np.testing.assert_array_equal(got.indices.numpy(), expected.indices.numpy())

@@ -38,6 +38,10 @@ def _laid_out_differences(name: str, variant: str, layouts: list, dtype) -> list
     ("polar", "op", ["transposed", "step2"], "float64"),
     ("special.zeta", "op", ["transposed"], "float64"),
     ("special.laguerre_polynomial_l", "op", ["transposed"], "float64"),
+    ("sum", "op", ["transposed"], "float64"),  # keep-dim reductions: C order, torch's strides
+    ("mean", "op", ["transposed"], "complex128"),
+    ("all", "op", ["transposed"], "float64"),
+    ("any", "op", ["transposed"], "float64"),
 ])
 def test_laid_out_samples_agree_with_torch(name, variant, layouts, dtype):
     differing = _laid_out_differences(name, variant, layouts, getattr(torch, dtype))
@@ -148,3 +152,25 @@ def test_median_of_an_expanded_dim_is_the_contiguous_copys():
         got = getattr(g, f)(0)
         np.testing.assert_array_equal(got.values.numpy(), expected.values.numpy())
         np.testing.assert_array_equal(got.indices.numpy(), expected.indices.numpy())
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "prod", "all", "any", "nansum",
+                                  "count_nonzero"])
+def test_a_reductions_result_is_c_ordered_with_torchs_strides(name):
+    """torch allocates a reduction's result C-contiguous, its size-1 dims' strides too."""
+    t = torch.arange(60.).reshape(3, 5, 4).transpose(-1, -2)
+    g = same_layout(t)
+    for dim in range(3):
+        keep = {} if name == "count_nonzero" else {"keepdim": True}
+        expected, got = getattr(torch, name)(t, dim, **keep), getattr(gradkit, name)(g, dim, **keep)
+        assert got.stride() == expected.stride()
+
+
+@pytest.mark.parametrize("shape, strides", [
+    ((3, 4, 5), (0, 1, 4)), ((3, 4, 5), (0, 5, 1)), ((20, 20), (0, 1)), ((3, 4), (0, 0)),
+    ((2, 3, 4), (1, 2, 6))])
+def test_to_another_dtype_keeps_an_expanded_inputs_order_as_torch(shape, strides):
+    t = torch.as_strided(torch.arange(100.), shape, strides)
+    g = same_layout(t)
+    for dtype in ("complex128", "float64", "int64"):
+        assert g.to(getattr(gradkit, dtype)).stride() == t.to(getattr(torch, dtype)).stride()

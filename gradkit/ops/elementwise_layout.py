@@ -34,7 +34,19 @@ def c_ordered(forward):
 
 def _c_order(array):
     flags = getattr(array, "flags", None)
-    return array if flags is None or flags.c_contiguous else array.copy(order="C")
+    if flags is None or not flags.c_contiguous:
+        return array if flags is None else array.copy(order="C")
+    if type(array) is not np.ndarray or 1 not in array.shape:
+        return array
+    # a C-ordered result with torch's strides in its size-1 dims too (a keep-dim reduction's
+    # NumPy gives another), without a copy
+    strides, step = [], array.itemsize
+    for n in reversed(array.shape):
+        strides.append(step)
+        step *= max(n, 1)
+    strides = tuple(reversed(strides))
+    return array if array.strides == strides else \
+        np.lib.stride_tricks.as_strided(array, strides=strides)
 
 
 def in_iterator_layout(forward):

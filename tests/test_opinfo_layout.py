@@ -32,6 +32,7 @@ def _laid_out_differences(name: str, variant: str, layouts: list, dtype) -> list
     ("unsqueeze", "inplace", ["transposed", "step2"], "float64"),
     ("as_strided", "inplace", ["conj"], "complex128"),  # the storage around a conj view
     ("as_strided", "op", ["conj"], "complex128"),
+    ("resize_", "inplace", ["conj", "step2", "offset"], "complex128"),
     ("erf", "op", ["expanded", "transposed"], "float64"),  # elementwise: the inputs' order
     ("log1p", "op", ["transposed"], "complex128"),
     ("true_divide", "op", ["transposed"], "complex128"),
@@ -174,3 +175,16 @@ def test_to_another_dtype_keeps_an_expanded_inputs_order_as_torch(shape, strides
     g = same_layout(t)
     for dtype in ("complex128", "float64", "int64"):
         assert g.to(getattr(gradkit, dtype)).stride() == t.to(getattr(torch, dtype)).stride()
+
+
+def test_resize_of_a_conj_view_stays_a_view_of_its_base():
+    """A resized conj view kept its old shape in ``detach()`` (and its writes missed the
+    base): its chain of views did not know the resize."""
+    t, g = torch.randn(5, 5, 5, dtype=torch.complex128), gradkit.randn(5, 5, 5,
+                                                                      dtype=gradkit.complex128)
+    tv, gv = t.conj(), g.conj()
+    tv.resize_((25, 5))
+    gv.resize_((25, 5))
+    assert gv.detach().shape == tv.detach().shape == (25, 5) and gv.is_conj()
+    tv[0, 0], gv[0, 0] = 1 + 2j, 1 + 2j
+    assert complex(g.view(25, 5)[0, 0]) == complex(t.view(25, 5)[0, 0]) == 1 - 2j

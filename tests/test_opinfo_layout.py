@@ -188,3 +188,24 @@ def test_resize_of_a_conj_view_stays_a_view_of_its_base():
     assert gv.detach().shape == tv.detach().shape == (25, 5) and gv.is_conj()
     tv[0, 0], gv[0, 0] = 1 + 2j, 1 + 2j
     assert complex(g.view(25, 5)[0, 0]) == complex(t.view(25, 5)[0, 0]) == 1 - 2j
+
+
+@pytest.mark.parametrize("shape, strides", [
+    ((2, 3), (1, 2)), ((2, 3), (3, 1)), ((2, 4, 5, 3), (60, 5, 1, 20)),
+    ((2, 3, 4, 5), (60, 1, 15, 3)), ((2, 3, 5, 4), (60, 20, 1, 5)),
+    ((2, 3, 4, 5, 6), (360, 1, 90, 18, 3)), ((3, 4), (0, 1))])
+@pytest.mark.parametrize("fmt", ["contiguous_format", "channels_last", "channels_last_3d"])
+def test_to_a_memory_format_aliases_where_torch_does(shape, strides, fmt):
+    """torch's to() returns self when the dtype stays and self suggests the format asked
+    for (a transposed matrix is "contiguous_format"'s): the opinfo scan's ``double`` with
+    memory_format=torch.contiguous_format; a copy laid out so otherwise."""
+    t = torch.as_strided(torch.zeros(1000, dtype=torch.float64), shape, strides)
+    g = same_layout(t)
+    try:
+        expected = t.to(torch.float64, memory_format=getattr(torch, fmt))
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            g.to(gradkit.float64, memory_format=getattr(gradkit, fmt))
+        return
+    got = g.to(gradkit.float64, memory_format=getattr(gradkit, fmt))
+    assert (got is g, got.stride()) == (expected is t, expected.stride())

@@ -36,7 +36,7 @@ from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the 
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
     sum_to_shape)
 from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
-from gradkit.ops.elementwise_layout import c_ordered, in_iterator_layout
+from gradkit.ops.result_layout import c_ordered, in_iterator_layout
 from gradkit.ops.keywords import (
     SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords, torch_keywords)
 from gradkit.ops.methods import register as register_method
@@ -75,7 +75,7 @@ class Op:
                  elementwise=False, batchable=False, method=False, inplace=False,
                  contiguous=False):
         # results laid out as torch's: C order (reductions, scans, joins), an elementwise op's
-        # in its inputs' order (elementwise_layout.py)
+        # in its inputs' order (result_layout.py)
         self.forward = c_ordered(forward) if contiguous else \
             in_iterator_layout(forward) if elementwise else forward
         self.name = name or forward.__name__.strip("_")

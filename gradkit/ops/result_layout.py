@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.memory_format import iterator_order, lay_out
+from gradkit.memory_format import iterator_order, lay_out, suggested_order
 from gradkit.ops.index_layout import _broadcast_strides
 
 
 def _finishing(forward, finish):
-    """``forward`` whose result goes through ``finish(result, args)``."""
+    """``forward`` whose result goes through ``finish(result, args, params)``."""
     def finished(xp, *args, **params):
-        return finish(forward(xp, *args, **params), args)
+        return finish(forward(xp, *args, **params), args, params)
     finished.__name__, finished.__doc__ = forward.__name__, forward.__doc__
     finished.__wrapped__ = forward
     return finished
@@ -28,18 +28,26 @@ def c_ordered(forward):
     """``forward`` whose array results are C-contiguous (a copy only where they are not):
     torch allocates the results of reductions, scans, joins and the like so; NumPy keeps an
     input's order ("K"), on which ``view`` would fail (docs/numerics.md)."""
-    return _finishing(forward, lambda out, _: tuple(_c_order(o) for o in out)
-                      if type(out) is tuple else _c_order(out))
+    return _finishing(forward, lambda out, args, params: tuple(
+        _c_order(o, _standard_size_one(args, params)) for o in out) if type(out) is tuple
+        else _c_order(out, _standard_size_one(args, params)))
 
 
-def _c_order(array):
+def _standard_size_one(args: tuple, params: dict) -> bool:
+    """Whether torch gives the result's size-1 dims C order's strides: a keep-dim reduction
+    of an input it suggests C order for (channels last's for a channels-last one)."""
+    return params.get("keepdim") is True and bool(args) and type(args[0]) is np.ndarray and \
+        suggested_order(args[0]) is None
+
+
+def _c_order(array, standard_size_one: bool = False):
     flags = getattr(array, "flags", None)
     if flags is None or not flags.c_contiguous:
         return array if flags is None else array.copy(order="C")
-    if type(array) is not np.ndarray or 1 not in array.shape:
+    if not standard_size_one or type(array) is not np.ndarray or 1 not in array.shape:
         return array
-    # a C-ordered result with torch's strides in its size-1 dims too (a keep-dim reduction's
-    # NumPy gives another), without a copy
+    # a keep-dim reduction's result with torch's strides in its size-1 dims too (NumPy
+    # gives them others), without a copy
     strides, step = [], array.itemsize
     for n in reversed(array.shape):
         strides.append(step)
@@ -55,7 +63,7 @@ def in_iterator_layout(forward):
     return _finishing(forward, _iterator_layout)
 
 
-def _iterator_layout(out, args: tuple):
+def _iterator_layout(out, args: tuple, _params: dict):
     if type(out) is not np.ndarray or out.ndim < 2 or out.size < 2 or all(
             type(a) is not np.ndarray or a.flags.c_contiguous for a in args):
         return out

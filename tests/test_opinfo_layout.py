@@ -209,3 +209,39 @@ def test_to_a_memory_format_aliases_where_torch_does(shape, strides, fmt):
         return
     got = g.to(gradkit.float64, memory_format=getattr(gradkit, fmt))
     assert (got is g, got.stride()) == (expected is t, expected.stride())
+
+
+def test_take_along_dim_without_dim_of_a_transposed_input():
+    """Known, torch's wart: without ``dim`` torch flattens the input with ``view(-1)``, which
+    refuses a non-contiguous one; gradkit flattens as ``reshape`` and gives the result of the
+    contiguous copy."""
+    x = torch.randn(5, 5, dtype=torch.float64).t()
+    index = torch.tensor([[0, 7], [24, 3], [9, 11]])
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        torch.take_along_dim(x, index)
+    got = gradkit.take_along_dim(same_layout(x), same_layout(index))
+    np.testing.assert_array_equal(got.numpy(), torch.take_along_dim(x.contiguous(), index).numpy())
+
+
+def test_native_group_norm_of_a_transposed_input():
+    """Known, torch's wart: the aten op ``native_group_norm`` requires a contiguous input
+    (``F.group_norm`` makes it so); gradkit's computes the contiguous copy's result."""
+    x = torch.randn(2, 6, 5, dtype=torch.float64).transpose(-1, -2)
+    with pytest.raises(RuntimeError, match="Expected X.is_contiguous"):
+        torch.native_group_norm(x, None, None, 2, 5, 6, 5, 1e-5)
+    expected = torch.native_group_norm(x.contiguous(), None, None, 2, 5, 6, 5, 1e-5)
+    got = gradkit.native_group_norm(same_layout(x), None, None, 2, 5, 6, 5, 1e-5)
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_batch_norm_refuses_expanded_running_stats():
+    """Known: torch's training batch_norm writes its running statistics into an expanded
+    (stride-0) tensor, each element over the one before; gradkit refuses that write as torch
+    refuses other in-place writes into overlapping memory."""
+    x = torch.randn(4, 3, dtype=torch.float64)
+    mean, var = (torch.full((1,), v, dtype=torch.float64).expand(3) for v in (0.0, 1.0))
+    torch.nn.functional.batch_norm(x, mean, var, training=True)  # computes
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        gradkit.nn.functional.batch_norm(same_layout(x), same_layout(mean), same_layout(var),
+                                         training=True)

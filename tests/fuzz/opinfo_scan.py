@@ -21,7 +21,7 @@ from fuzz.opinfo_samples import (  # noqa: E402
     UntranslatableError, compare_error, compare_sample, op_db, resolve, skipped, torch)
 
 
-class _TimeoutError(Exception):
+class _TimeoutError(BaseException):  # not caught as an op's error (run_both)
     pass
 
 

@@ -15,39 +15,35 @@ from gradkit.memory_format import iterator_order, lay_out, suggested_order
 from gradkit.ops.index_layout import _broadcast_strides
 
 
-def _finishing(forward, finish):
-    """``forward`` whose result goes through ``finish(result, args, params)``."""
-    def finished(xp, *args, **params):
-        return finish(forward(xp, *args, **params), args, params)
-    finished.__name__, finished.__doc__ = forward.__name__, forward.__doc__
-    finished.__wrapped__ = forward
-    return finished
+def _named(wrapper, forward):
+    """``wrapper`` under ``forward``'s name and docstring."""
+    wrapper.__name__, wrapper.__doc__ = forward.__name__, forward.__doc__
+    wrapper.__wrapped__ = forward
+    return wrapper
 
 
 def c_ordered(forward):
     """``forward`` whose array results are C-contiguous (a copy only where they are not):
     torch allocates the results of reductions, scans, joins and the like so; NumPy keeps an
     input's order ("K"), on which ``view`` would fail (docs/numerics.md)."""
-    return _finishing(forward, lambda out, args, params: tuple(
-        _c_order(o, _standard_size_one(args, params)) for o in out) if type(out) is tuple
-        else _c_order(out, _standard_size_one(args, params)))
+    def ordered(xp, *args, **params):
+        out = forward(xp, *args, **params)
+        if type(out) is tuple:
+            return tuple(_c_order(o, args, params) for o in out)
+        return _c_order(out, args, params)
+    return _named(ordered, forward)
 
 
-def _standard_size_one(args: tuple, params: dict) -> bool:
-    """Whether torch gives the result's size-1 dims C order's strides: a keep-dim reduction
-    of an input it suggests C order for (channels last's for a channels-last one)."""
-    return params.get("keepdim") is True and bool(args) and type(args[0]) is np.ndarray and \
-        suggested_order(args[0]) is None
-
-
-def _c_order(array, standard_size_one: bool = False):
+def _c_order(array, args: tuple, params: dict):
     flags = getattr(array, "flags", None)
     if flags is None or not flags.c_contiguous:
         return array if flags is None else array.copy(order="C")
-    if not standard_size_one or type(array) is not np.ndarray or 1 not in array.shape:
+    if params.get("keepdim") is not True or 1 not in array.shape or \
+            type(array) is not np.ndarray or not args or type(args[0]) is not np.ndarray or \
+            suggested_order(args[0]) is not None:
         return array
-    # a keep-dim reduction's result with torch's strides in its size-1 dims too (NumPy
-    # gives them others), without a copy
+    # a keep-dim reduction of an input torch suggests C order for: torch's strides in the
+    # result's size-1 dims too (NumPy gives them others; channels last keeps its own), no copy
     strides, step = [], array.itemsize
     for n in reversed(array.shape):
         strides.append(step)
@@ -60,12 +56,18 @@ def _c_order(array, standard_size_one: bool = False):
 def in_iterator_layout(forward):
     """``forward`` (an elementwise op's) whose array result is laid out as torch's, copied
     only where it is not; C-ordered inputs (the common case) are not looked at further."""
-    return _finishing(forward, _iterator_layout)
+    def laid_out(xp, *args, **params):
+        out = forward(xp, *args, **params)
+        if type(out) is np.ndarray and out.ndim > 1:
+            for a in args:
+                if type(a) is np.ndarray and not a.flags.c_contiguous:
+                    return _iterator_layout(out, args)
+        return out
+    return _named(laid_out, forward)
 
 
-def _iterator_layout(out, args: tuple, _params: dict):
-    if type(out) is not np.ndarray or out.ndim < 2 or out.size < 2 or all(
-            type(a) is not np.ndarray or a.flags.c_contiguous for a in args):
+def _iterator_layout(out, args: tuple):
+    if out.size < 2:
         return out
     inputs = [a for a in args if type(a) is np.ndarray]
     if any(np.may_share_memory(out, a) for a in inputs):  # an alias of its input: kept

@@ -38,6 +38,7 @@ def _laid_out_differences(name: str, variant: str, layouts: list, dtype) -> list
     ("true_divide", "op", ["transposed"], "complex128"),
     ("polar", "op", ["transposed", "step2"], "float64"),
     ("special.zeta", "op", ["transposed"], "float64"),
+    ("complex", "op", ["transposed", "step2"], "float64"),
     ("special.laguerre_polynomial_l", "op", ["transposed"], "float64"),
     ("sum", "op", ["transposed"], "float64"),  # keep-dim reductions: C order, torch's strides
     ("mean", "op", ["transposed"], "complex128"),
@@ -129,13 +130,13 @@ def test_an_elementwise_result_takes_torchs_layout(op, shape, strides):
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["true_divide", "pow", "polar", "special.zeta"])
+@pytest.mark.parametrize("name", ["true_divide", "pow", "polar", "special.zeta", "complex"])
 def test_a_binary_elementwise_result_takes_torchs_layout(name):
     t = torch.arange(1., 51.).reshape(5, 10).t()
     tf, gf = torch, gradkit
     for part in name.split("."):
         tf, gf = getattr(tf, part), getattr(gf, part)
-    pairs = [(t, t + 1)] if name in ("polar", "special.zeta") else [
+    pairs = [(t, t + 1)] if name in ("polar", "special.zeta", "complex") else [
         (t, t.to(torch.complex128) * (1 + 1j)), (t.to(torch.complex128), t + 1j)]
     for a, b in pairs:
         expected, got = tf(a, b), gf(same_layout(a), same_layout(b))

@@ -39,6 +39,9 @@ def _laid_out_differences(name: str, variant: str, layouts: list, dtype) -> list
     ("polar", "op", ["transposed", "step2"], "float64"),
     ("special.zeta", "op", ["transposed"], "float64"),
     ("complex", "op", ["transposed", "step2"], "float64"),
+    ("logaddexp", "op", ["transposed", "expanded"], "float64"),
+    ("logaddexp", "op", ["transposed"], "complex128"),
+    ("fft.hfft", "op", ["transposed"], "float64"),  # a conj view of a view of a non-C owner
     ("special.laguerre_polynomial_l", "op", ["transposed"], "float64"),
     ("sum", "op", ["transposed"], "float64"),  # keep-dim reductions: C order, torch's strides
     ("mean", "op", ["transposed"], "complex128"),

@@ -27,11 +27,14 @@ def _conj(xp, x):
     # torch's conj is a view: keep x's strides and storage offset, in memory as large as its
     # storage, all of it conjugated (as_strided of the view may read outside x's elements)
     memory = np.empty(owner.nbytes, dtype=np.uint8)
+    out = np.ndarray(x.shape, x.dtype, buffer=memory, offset=start, strides=x.strides)
+    if not owner.flags.c_contiguous:  # (no flat reading of it): x's elements only
+        return np.conjugate(x, out=out)
     shift = start % x.itemsize
     count = (owner.nbytes - shift) // x.itemsize
     np.conjugate(np.ndarray((count,), x.dtype, buffer=owner, offset=shift),
                  out=np.ndarray((count,), x.dtype, buffer=memory, offset=shift))
-    return np.ndarray(x.shape, x.dtype, buffer=memory, offset=start, strides=x.strides)
+    return out
 
 
 # a view as in torch (same memory, version and base; writes go both ways), though NumPy has no

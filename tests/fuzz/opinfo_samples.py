@@ -170,7 +170,7 @@ def _array(value):
         # force: a ZeroTensor (sgn's gradient of a real input) has no array of its own
         return np.asarray(value.detach().resolve_conj().resolve_neg().numpy(force=True))
     if isinstance(value, gradkit.Tensor):  # a conj view too (the layout scan's inputs)
-        return np.asarray(value.detach().resolve_conj().numpy())
+        return np.asarray(value.detach().resolve_conj().resolve_neg().numpy())
     return value
 
 

@@ -249,3 +249,22 @@ def test_batch_norm_refuses_expanded_running_stats():
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         gradkit.nn.functional.batch_norm(same_layout(x), same_layout(mean), same_layout(var),
                                          training=True)
+
+
+def test_stft_gradient_of_an_expanded_input():
+    """Known: torch's stft unfolds its input with ``as_strided``, whose backward spreads the
+    gradient of overlapping (stride-0) elements evenly over them; gradkit gives each element
+    its own gradient, the contiguous copy's (the totals agree)."""
+    x = torch.tensor([1.5], dtype=torch.float64).expand(10)
+    w = torch.randn(4, 4, dtype=torch.complex128, generator=torch.Generator().manual_seed(0))
+
+    def grad(lib, x, weights):
+        x = x.detach().requires_grad_()
+        (lib.stft(x, 7, center=False, return_complex=True, window=lib.ones(7, dtype=x.dtype))
+         * weights).real.sum().backward()
+        return x.grad.numpy()
+    expected = grad(torch, x, w)
+    got = grad(gradkit, same_layout(x), gradkit.tensor(w.numpy()))
+    np.testing.assert_allclose(got, grad(torch, x.contiguous(), w), rtol=1e-12)
+    np.testing.assert_allclose(got.sum(), expected.sum(), rtol=1e-12)
+    assert np.ptp(expected) == 0 and np.ptp(got) > 0

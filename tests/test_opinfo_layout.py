@@ -41,8 +41,8 @@ def _laid_out_differences(name: str, variant: str, layouts: list, dtype) -> list
     ("complex", "op", ["transposed", "step2"], "float64"),
     ("logaddexp", "op", ["transposed", "expanded"], "float64"),
     ("logaddexp", "op", ["transposed"], "complex128"),
-    ("fft.hfft", "op", ["transposed"], "float64"),
-    ("mvlgamma", "op", ["transposed"], "float64"),  # C order: torch sums a stacked dim  # a conj view of a view of a non-C owner
+    ("fft.hfft", "op", ["transposed"], "float64"),  # a conj view of a view of a non-C owner
+    ("mvlgamma", "op", ["transposed"], "float64"),  # C order: torch sums a stacked dim
     ("special.laguerre_polynomial_l", "op", ["transposed"], "float64"),
     ("sum", "op", ["transposed"], "float64"),  # keep-dim reductions: C order, torch's strides
     ("mean", "op", ["transposed"], "complex128"),

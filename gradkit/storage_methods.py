@@ -139,6 +139,8 @@ class _StorageMethods:
         storage = self._data
         if offset + span > storage_of(storage).nbytes // storage.itemsize:
             storage = _grown_storage(storage, offset + span)
+        elif getattr(self, "_view", None) is not None:  # a view stays its base's (a conj
+            return self.as_strided_(shape, strides, offset)  # view's values come from it)
         before = self._data.shape, self._data.strides
         self._data = strided_array(storage, shape, strides, offset)
         if (self._data.shape, self._data.strides) != before:

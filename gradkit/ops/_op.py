@@ -36,6 +36,7 @@ from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the 
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
     sum_to_shape)
 from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
+from gradkit.ops.result_layout import c_ordered, in_iterator_layout
 from gradkit.ops.keywords import (
     SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords, torch_keywords)
 from gradkit.ops.methods import register as register_method
@@ -73,9 +74,10 @@ class Op:
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
                  elementwise=False, batchable=False, method=False, inplace=False,
                  contiguous=False):
-        # torch allocates the results of reductions, scans, joins and the like C-contiguous;
-        # NumPy keeps an input's order ("K"), on which ``view`` would fail (docs/numerics.md)
-        self.forward = _c_ordered(forward) if contiguous else forward
+        # results laid out as torch's: C order (reductions, scans, joins), an elementwise op's
+        # in its inputs' order (result_layout.py)
+        self.forward = c_ordered(forward) if contiguous else \
+            in_iterator_layout(forward) if elementwise else forward
         self.name = name or forward.__name__.strip("_")
         self.node_name = node_name or _to_node_name(self.name)
         self.node_name_rule = None  # or fn(params, input arrays) -> name of torch's overload
@@ -369,23 +371,6 @@ def _known_zeros_by_input(computed, g, node, broadcast: bool, modes: tuple,
     zeros = _known_zeros(g, node, broadcast, edges)
     return tuple(r if mode is None else z if mode == "known" or z is None else plain(z)
                  for r, z, mode in zip(computed, zeros, modes))
-
-
-def _c_ordered(forward):
-    """``forward`` whose array results are C-contiguous (a copy only where they are not)."""
-    def c_ordered(xp, *args, **params):
-        out = forward(xp, *args, **params)
-        if type(out) is tuple:
-            return tuple(_c_order(o) for o in out)
-        return _c_order(out)
-    c_ordered.__name__, c_ordered.__doc__ = forward.__name__, forward.__doc__
-    c_ordered.__wrapped__ = forward
-    return c_ordered
-
-
-def _c_order(array):
-    flags = getattr(array, "flags", None)
-    return array if flags is None or flags.c_contiguous else array.copy(order="C")
 
 
 def op(name=None, **options):

@@ -154,7 +154,7 @@ def _true_quotient(xp, x, y):
 
 # saves its inputs, not its result, as torch does: the result may then be modified in place
 div = _Division(_true_quotient, name="div", save=("x", "y"), broadcast=True, batchable=True,
-                method=True, inplace=True)
+                method=True, inplace=True, elementwise=True)
 
 
 div.defvjp(lambda g, x, y: g / conj(y),
@@ -163,7 +163,8 @@ div.defjvp(lambda t, x, y: t / y,
            lambda t, x, y: -t * (x / y) / y)
 
 
-@op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True,
+    elementwise=True)
 def pow(xp, x, y):  # noqa: A001 - torch's name
     """x ** y (broadcasting; either may be a number)."""
     number_exponent, exponent = type(y) in PY_SCALARS, y

@@ -123,7 +123,7 @@ def _complex_log_add_exp(xp, x, y):
     return xp.where(nan, xp.asarray(complex(math.nan, math.nan), out.dtype), out)
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True, elementwise=True)
 def logaddexp(xp, x, y):
     """log(exp(x) + exp(y)) without overflow."""
     _require_tensors("logaddexp", x, y)
@@ -142,7 +142,7 @@ logaddexp.defjvp(lambda t, x, y: t / (1 + exp(sub(y, x))),
                  lambda t, x, y: t / (1 + exp(sub(x, y))))
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
+@op(save=("x", "y"), broadcast=True, batchable=True, method=True, elementwise=True)
 def logaddexp2(xp, x, y):
     """log2(2**x + 2**y) without overflow."""
     _require_tensors("logaddexp2", x, y)

@@ -25,10 +25,15 @@ def _conj(xp, x):
     if x is owner or (x.flags.c_contiguous and not start and x.nbytes == owner.nbytes):
         return xp.conj(x)
     # torch's conj is a view: keep x's strides and storage offset, in memory as large as its
-    # storage (allocated, not written, outside x's elements)
+    # storage, all of it conjugated (as_strided of the view may read outside x's elements)
     memory = np.empty(owner.nbytes, dtype=np.uint8)
     out = np.ndarray(x.shape, x.dtype, buffer=memory, offset=start, strides=x.strides)
-    np.conjugate(x, out=out)
+    if not owner.flags.c_contiguous:  # (no flat reading of it): x's elements only
+        return np.conjugate(x, out=out)
+    shift = start % x.itemsize
+    count = (owner.nbytes - shift) // x.itemsize
+    np.conjugate(np.ndarray((count,), x.dtype, buffer=owner, offset=shift),
+                 out=np.ndarray((count,), x.dtype, buffer=memory, offset=shift))
     return out
 
 

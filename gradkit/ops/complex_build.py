@@ -33,7 +33,7 @@ def from_parts(xp, real_part, imag_part, dtype):
     return out
 
 
-@op(name="complex", broadcast=True, save=("real", "imag"))
+@op(name="complex", broadcast=True, save=("real", "imag"), elementwise=True)
 def complex_(xp, real, imag):
     """The complex tensor ``real + i imag`` (both of one floating dtype; broadcasting)."""
     return from_parts(xp, real, imag, check_parts(xp, real, imag))

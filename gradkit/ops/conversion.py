@@ -10,7 +10,7 @@ from gradkit.memory_format import (channels_last, channels_last_3d, check_format
                                    preserved_strides, suggested_order)
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
-from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, same_data
+from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, same_data
 from gradkit.ops.in_place_overloads import check_output
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import cast, int_scalar_dtype, overflow
@@ -44,8 +44,14 @@ def in_suggested_format(out, input):
 @op(save="x.dtype", linear=True, node_name="ToCopyBackward0", batchable=True)
 def astype(xp, x, dtype=None):
     """x cast to ``dtype`` (``x.to(dtype)``); the gradient is cast back. An expanded x casts
-    into C order, as torch's copy (NumPy's K order could give Fortran strides)."""
-    return cast(real_if_cast_to_real(x, dtype), dtype)
+    into its dims' order by stride, as torch's ``preserve_format`` (NumPy's K order could
+    give Fortran strides, and C order is not torch's where the strides order the dims)."""
+    out = cast(real_if_cast_to_real(x, dtype), dtype)
+    if out is x or type(x) is not np.ndarray or not has_internal_overlap(x):
+        return out
+    strides = preserved_strides(x.shape, tuple(s // x.itemsize for s in x.strides))
+    return out if out.strides == tuple(s * out.itemsize for s in strides) else \
+        copy_with_strides(xp, out, strides)
 
 
 def real_if_cast_to_real(array, target):

@@ -71,7 +71,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002 - torch's names
     return _polygamma(input, n)
 
 
-@unary(method=True, inplace=True)
+@unary(method=True, inplace=True, contiguous=True)  # torch sums a stacked dim: C order
 def mvlgamma(xp, x, p=None):
     """The multivariate log-gamma of dimension p: sum_j lgamma(x + (1 - j) / 2) over
     j = 1..p, plus p (p - 1) / 4 log(pi)."""

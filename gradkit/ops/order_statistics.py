@@ -298,7 +298,7 @@ def aminmax(input, *, dim: int | None = None, keepdim: bool = False):
     return aminmax_result(*_aminmax(input, dim=dim, keepdim=keepdim))
 
 
-@op(method=True)
+@op(method=True, contiguous=True)
 def count_nonzero(xp, x, dim=None):
     """The number of nonzero elements (along ``dim``: an int or a tuple), as int64."""
     reduced = None if dim is None else axes(dim, x.ndim) or None  # () on a 0-d x: all

@@ -34,7 +34,7 @@ angle.defvjp(_angle_backward)
 angle.defjvp(lambda t, x: real(_angle_backward(conj(t), x)))  # torch: its conj, real part
 
 
-@op(save=("abs", "angle", "result"), broadcast=True)
+@op(save=("abs", "angle", "result"), broadcast=True, elementwise=True)
 def polar(xp, abs, angle):  # noqa: A002 - torch's argument names
     """The complex tensor ``abs * (cos(angle) + i sin(angle))``."""
     dtype = check_parts(xp, abs, angle)

@@ -278,7 +278,7 @@ cumsum.defvjp(lambda g, dim, dtype: _reverse_cumsum(g, dim))
 cumsum.defjvp(lambda t, dim, dtype: cumsum(t, dim))
 
 
-@op(method=True)
+@op(method=True, contiguous=True)
 def all(xp, x, dim=None, keepdim=False):  # noqa: A001
     """True if every element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
     return _logical_result(x, xp.all(x, axis=_logical_axes(dim, x.ndim), keepdims=keepdim))
@@ -287,7 +287,7 @@ def all(xp, x, dim=None, keepdim=False):  # noqa: A001
 all.numbers = ints_reader("all", True, dim=(1, "int|int[]?"), keepdim=(2, "bool"))
 
 
-@op(method=True)
+@op(method=True, contiguous=True)
 def any(xp, x, dim=None, keepdim=False):  # noqa: A001
     """True if some element (along ``dim``) is nonzero (no gradient; uint8 for uint8 x)."""
     return _logical_result(x, xp.any(x, axis=_logical_axes(dim, x.ndim), keepdims=keepdim))

@@ -286,8 +286,6 @@ def squeeze(xp, x, dim=None):
 squeeze.method_varargs = True  # (rules pass dim=None; torch's signatures take no None)
 squeeze.numbers = chain(positional_none_refused("squeeze", "dim"),
                         ints_reader("squeeze", True, dim=(1, "int[1]?")))
-
-
 squeeze.defvjp(lambda g, x_shape, dim: reshape(g, batch_shape() + tuple(x_shape)))
 squeeze.defjvp(lambda t, x_shape, dim: squeeze(t, dim=dim))  # (a positional None is refused)
 
@@ -297,12 +295,13 @@ def unsqueeze(xp, x, *, dim):
     """A view of x with a size-1 dim inserted at ``dim``."""
     dim = _normalize_dim(dim, x.ndim + 1)
     shape = x.shape  # reshape that inserts a 1 never copies (NumPy's expand_dims, faster)
-    return x.reshape(shape[:dim] + (1,) + shape[dim:])
+    out = x.reshape(shape[:dim] + (1,) + shape[dim:])
+    stride = x.itemsize if dim == x.ndim else x.strides[dim] * shape[dim]  # torch's stride
+    strides = x.strides[:dim] + (stride,) + x.strides[dim:]
+    return out if out.strides == strides else xp.lib.stride_tricks.as_strided(out, strides=strides)
 
 
 unsqueeze.numbers = ints_reader("unsqueeze", dim=(1, "int"))
-
-
 unsqueeze.defvjp(lambda g, dim: squeeze(g, batch_dim(dim)))
 unsqueeze.defjvp(lambda t, dim: unsqueeze(t, dim))
 

@@ -77,8 +77,22 @@ def fresh_leaves(value):
     return value
 
 
-def to_gradkit(value, leaves: list):
-    """torch values as gradkit's; each torch tensor requiring grad is paired in ``leaves``."""
+def same_layout(value: torch.Tensor) -> gradkit.Tensor:
+    """gradkit's twin of a torch tensor laid out as it: a copy of its whole storage read with
+    its sizes, strides and offset (a conj view's twin a conj view of the stored values)."""
+    plain = value.detach().resolve_neg()
+    conj = plain.is_conj()
+    stored = plain.conj() if conj else plain
+    whole = torch.as_strided(stored, (stored.untyped_storage().nbytes() // stored.element_size(),),
+                             (1,), 0)
+    out = gradkit.as_strided(gradkit.tensor(whole.numpy(), dtype=_dtype(stored.dtype)),
+                             tuple(stored.shape), stored.stride(), stored.storage_offset())
+    return (out.conj() if conj else out).detach()
+
+
+def to_gradkit(value, leaves: list, keep_layout: bool = False):
+    """torch values as gradkit's; each torch tensor requiring grad is paired in ``leaves``.
+    With ``keep_layout`` each tensor keeps its strides, storage offset and conj bit."""
     if isinstance(value, torch.nn.Module):  # a module handed to a constructor
         raise UntranslatableError("module argument")
     if callable(value) and getattr(value, "__module__", "") in ("torch._C._nn",
@@ -90,7 +104,8 @@ def to_gradkit(value, leaves: list):
         if value.dtype in (torch.bfloat16, torch.complex32):  # dtypes gradkit has not
             raise UntranslatableError(str(value.dtype))
         plain = value.detach().resolve_conj().resolve_neg()
-        out = gradkit.tensor(plain.numpy(), dtype=_dtype(plain.dtype))
+        out = same_layout(value) if keep_layout else gradkit.tensor(plain.numpy(),
+                                                                    dtype=_dtype(plain.dtype))
         if value.requires_grad:
             out.requires_grad_(True)
             leaves.append((value, out))
@@ -108,9 +123,9 @@ def to_gradkit(value, leaves: list):
     if isinstance(value, torch.Generator):
         raise UntranslatableError("generator")
     if isinstance(value, (list, tuple)):
-        return type(value)(to_gradkit(v, leaves) for v in value)
+        return type(value)(to_gradkit(v, leaves, keep_layout) for v in value)
     if isinstance(value, dict):
-        return {k: to_gradkit(v, leaves) for k, v in value.items()}
+        return {k: to_gradkit(v, leaves, keep_layout) for k, v in value.items()}
     return value
 
 
@@ -154,8 +169,8 @@ def _array(value):
     if isinstance(value, torch.Tensor):
         # force: a ZeroTensor (sgn's gradient of a real input) has no array of its own
         return np.asarray(value.detach().resolve_conj().resolve_neg().numpy(force=True))
-    if isinstance(value, gradkit.Tensor):
-        return np.asarray(value.detach().numpy())
+    if isinstance(value, gradkit.Tensor):  # a conj view too (the layout scan's inputs)
+        return np.asarray(value.detach().resolve_conj().resolve_neg().numpy())
     return value
 
 
@@ -274,21 +289,27 @@ def _drops_out(opinfo, args: tuple, kwargs: dict) -> bool:
     return float(p or 0) > 0
 
 
-def compare_sample(opinfo, variant: str, sample, grads: bool) -> str | None:
-    """Run one sample in torch and gradkit: None when they agree, else how they differ."""
+def compare_sample(opinfo, variant: str, sample, grads: bool, keep_layout: bool = False,
+                   check=None) -> str | None:
+    """Run one sample in torch and gradkit: None when they agree, else how they differ.
+    With ``keep_layout`` gradkit's inputs are laid out as torch's (which are not cloned for an
+    in-place variant: the caller made them fresh), and ``check(x, gx, tout, gout)`` (torch's
+    and gradkit's input and outputs) may report a further difference."""
     gradkit_f = gradkit_callable(opinfo, variant)
     if gradkit_f is None or (variant != "op" and not isinstance(sample.input, torch.Tensor)):
         return None  # a number's method (5.1.add(t)) is Python's error, not the op's
     x, args, kwargs = (fresh_leaves(v) for v in (sample.input, sample.args, sample.kwargs))
-    if variant == "inplace" and isinstance(x, torch.Tensor):
+    if variant == "inplace" and isinstance(x, torch.Tensor) and not keep_layout:
         x = x.detach().clone()
     leaves: list = []
-    gx, gargs, gkwargs = (to_gradkit(v, leaves) for v in (x, args, kwargs))
+    gx, gargs, gkwargs = (to_gradkit(v, leaves, keep_layout) for v in (x, args, kwargs))
     random = _drops_out(opinfo, args, kwargs)  # streams differ: computing is all
     found, tout, gout = run_both(lambda: _variant(opinfo, variant)(x, *args, **kwargs),
                                  lambda: gradkit_f(gx, *gargs, **gkwargs))
     if random:
         return found if found and not found.startswith("out[") else None
+    if not found and tout is not None and check is not None:
+        found = check(x, gx, tout, gout)
     if found or tout is None or not grads or variant == "inplace" or not leaves:
         return found
     torch_leaves, gradkit_leaves = zip(*leaves)

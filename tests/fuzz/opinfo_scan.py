@@ -21,7 +21,7 @@ from fuzz.opinfo_samples import (  # noqa: E402
     UntranslatableError, compare_error, compare_sample, op_db, resolve, skipped, torch)
 
 
-class _TimeoutError(Exception):
+class _TimeoutError(BaseException):  # not caught as an op's error (run_both)
     pass
 
 
@@ -117,7 +117,9 @@ def scan_errors(only: set, show: int) -> tuple[int, int]:
 
 
 def scan_samples(only: set, dtypes: list, variants: list, reference: bool,
-                 show: int) -> tuple[int, int]:
+                 show: int, items=None, compare=compare_sample) -> tuple[int, int]:
+    """Each sample torch draws (``items(opinfo, variant, samples)`` may replace them, as the
+    layout scan's laid-out copies) compared by ``compare(opinfo, variant, sample, grads)``."""
     total = bad = 0
     for opinfo in _selected(only):
         for dtype in dtypes:
@@ -131,10 +133,12 @@ def scan_samples(only: set, dtypes: list, variants: list, reference: bool,
                     samples = list(draw("cpu", dtype, requires_grad=grads))
                 except Exception:  # noqa: BLE001 - torch's own sampler fails for this dtype
                     continue
+                if items is not None:
+                    samples = items(opinfo, variant, samples)
                 total += len(samples)
                 bad += report(
                     f"{opinfo.name}.{opinfo.variant_test_name} [{variant} {str(dtype)[6:]}",
-                    samples, lambda s, o=opinfo, v=variant, g=grads: compare_sample(o, v, s, g),
+                    samples, lambda s, o=opinfo, v=variant, g=grads: compare(o, v, s, g),
                     show, lambda s: f"sample: {s.summary()}")
     return total, bad
 

@@ -1,0 +1,80 @@
+"""The memory layout torch gives an op's result: C order (``Op(contiguous=True)``) or, for an
+elementwise op, its inputs' order.
+
+torch's TensorIterator sorts the dims by the inputs' strides (``memory_format.iterator_order``)
+and lays the result out densely in that order: a transposed input gives a transposed result.
+NumPy's ufuncs mostly do the same (order "K"), but not a result computed in pieces (complex
+log1p and division, polar), through a generic kernel (erf, zeta) or from a stride-0 input, and
+such a result came out in C order: other strides, ``is_contiguous()`` and ``view``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gradkit.memory_format import iterator_order, lay_out, suggested_order
+from gradkit.ops.index_layout import _broadcast_strides
+
+
+def _named(wrapper, forward):
+    """``wrapper`` under ``forward``'s name and docstring."""
+    wrapper.__name__, wrapper.__doc__ = forward.__name__, forward.__doc__
+    wrapper.__wrapped__ = forward
+    return wrapper
+
+
+def c_ordered(forward):
+    """``forward`` whose array results are C-contiguous (a copy only where they are not):
+    torch allocates the results of reductions, scans, joins and the like so; NumPy keeps an
+    input's order ("K"), on which ``view`` would fail (docs/numerics.md)."""
+    def ordered(xp, *args, **params):
+        out = forward(xp, *args, **params)
+        if type(out) is tuple:
+            return tuple(_c_order(o, args, params) for o in out)
+        return _c_order(out, args, params)
+    return _named(ordered, forward)
+
+
+def _c_order(array, args: tuple, params: dict):
+    flags = getattr(array, "flags", None)
+    if flags is None or not flags.c_contiguous:
+        return array if flags is None else array.copy(order="C")
+    if params.get("keepdim") is not True or 1 not in array.shape or \
+            type(array) is not np.ndarray or not args or type(args[0]) is not np.ndarray or \
+            suggested_order(args[0]) is not None:
+        return array
+    # a keep-dim reduction of an input torch suggests C order for: torch's strides in the
+    # result's size-1 dims too (NumPy gives them others; channels last keeps its own), no copy
+    strides, step = [], array.itemsize
+    for n in reversed(array.shape):
+        strides.append(step)
+        step *= max(n, 1)
+    strides = tuple(reversed(strides))
+    return array if array.strides == strides else \
+        np.lib.stride_tricks.as_strided(array, strides=strides)
+
+
+def in_iterator_layout(forward):
+    """``forward`` (an elementwise op's) whose array result is laid out as torch's, copied
+    only where it is not; C-ordered inputs (the common case) are not looked at further."""
+    def laid_out(xp, *args, **params):
+        out = forward(xp, *args, **params)
+        if type(out) is np.ndarray and out.ndim > 1:
+            for a in args:
+                if type(a) is np.ndarray and not a.flags.c_contiguous:
+                    return _iterator_layout(out, args)
+        return out
+    return _named(laid_out, forward)
+
+
+def _iterator_layout(out, args: tuple):
+    if out.size < 2:
+        return out
+    inputs = [a for a in args if type(a) is np.ndarray]
+    if any(np.may_share_memory(out, a) for a in inputs):  # an alias of its input: kept
+        return out
+    order = iterator_order(out.shape, [_broadcast_strides(a, out.shape) for a in inputs])
+    strides, step = [0] * out.ndim, out.itemsize
+    for dim in reversed(order):
+        strides[dim] = step
+        step *= out.shape[dim]
+    return out if out.strides == tuple(strides) else lay_out(np, out, order)

@@ -9,6 +9,8 @@ through ``ops/inplace.py``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gradkit.number_arguments import number_argument, numbers_reader, scalar_for
@@ -80,12 +82,20 @@ def selu(input, inplace: bool = False):
 
 # -- piecewise linear ---------------------------------------------------------------------------
 
+def _integer_limit(value) -> int:
+    if not (math.isfinite(value) and -2.0 ** 63 <= value < 2.0 ** 63):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return math.trunc(value)
+
+
 @unary(save="x", name="hardtanh", complex_error=CLAMP_COMPLEX,
         bool_error=fixed_error(RuntimeError, "Bool inputs not supported for hardtanh"))
 def _hardtanh(xp, x, min_val=-1.0, max_val=1.0):
     """x limited to [min_val, max_val] as torch's clamp (max_val where min_val > max_val); NaN
     and -0.0 pass, integers stay integers; a NaN bound makes every value NaN (torch's clamp
     propagates it)."""
+    if x.dtype.kind in "iu":  # torch reads the limits as int64 first (-0.5 is 0)
+        min_val, max_val = _integer_limit(min_val), _integer_limit(max_val)
     if x.dtype == np.uint8 and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if x.dtype.kind in "fc" and (min_val != min_val or max_val != max_val):

@@ -594,7 +594,20 @@ def test_complex_saves_its_parts_as_torch():
     _both_refuse_the_write(program, True)
     assert_same_as_torch(lambda m: program(m, False))
     node = gradkit.complex(gradkit.ones(2, requires_grad=True), gradkit.ones(2)).grad_fn
-    assert node._saved_real.shape == node._saved_imag.shape == (2,)
+    assert node._saved_real.shape == (2,) and node._saved_imag is None  # torch's too
+
+
+@pytest.mark.parametrize("written", ["real", "imag"])
+def test_complex_keeps_only_the_parts_that_need_a_gradient(written):
+    """torch's ComplexBackward0 keeps a part only when it needs a gradient: a write into the
+    other one before backward computes (strided_breadth seed 6207: gradkit refused it)."""
+    def program(m):
+        r = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=written == "imag") * 1
+        i = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=written == "real") * 1
+        z = m.complex(r, i)
+        (r if written == "real" else i).add_(1)
+        return m.autograd.grad(z.abs().sum(), [r if written == "imag" else i])
+    assert_same_as_torch(program)
 
 
 @pytest.mark.parametrize("alpha", [

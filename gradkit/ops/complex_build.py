@@ -46,7 +46,9 @@ def _complex_tangent(tangents, *saved_parts):
     return complex_(missing if t_real is None else t_real, missing if t_imag is None else t_imag)
 
 
-# torch's ComplexBackward0 saves both parts (a write into one before backward is refused):
-# one rule for both inputs, so the saves are kept though the rule does not read them
-complex_.defvjp_all(lambda g, real_part, imag_part: (real(g), imag(g)))
+# torch's ComplexBackward0 keeps each part whose gradient it computes (``_saved_real`` is None
+# for a real part that needs none; a write into a kept one before backward is refused), though
+# no gradient reads it: each rule names its part, so the node keeps what torch's keeps
+complex_.defvjp(lambda g, real_part, imag_part: real(g) if real_part is not None else None,
+                lambda g, real_part, imag_part: imag(g) if imag_part is not None else None)
 complex_.defjvp_all(_complex_tangent)

@@ -37,8 +37,10 @@ def _outcome(m, loss, input_shape, target_shape, target_dtype, weight, ignore, r
     except Exception as error:  # noqa: BLE001 - compared with torch's
         message = str(error).split("\n")[0]
         if reduction == "none" and len(input_shape) == 2:  # torch's per-sample loop runs in
-            message = re.sub("^Target .+ is out", "Target # is out", message)  # threads: any
-        return type(error).__name__, message  # target out of bounds may be the one it reports
+            # threads: any target out of bounds may be the one it reports (a uint8 zero ends
+            # the message at "Target ", see out_of_bounds_message)
+            message = re.sub(r"^Target (.+ is out of bounds\.)?$", "Target #", message)
+        return type(error).__name__, message
     return "ok", tuple(out.shape)
 
 

@@ -488,8 +488,8 @@ def test_loss_modules_match_torch(name, kwargs, target_kind):
     logits = rng.standard_normal((5, 4))
     target = {"float": rng.standard_normal((5, 4)), "class": rng.integers(0, 4, 5),
               "binary": rng.integers(0, 2, (5, 4)).astype(float)}[target_kind]
-    ours = getattr(nn, name)(**{k: gradkit.tensor(v) if isinstance(v, list) else v
-                                for k, v in kwargs.items()})
+    ours = getattr(nn, name)(**{k: gradkit.tensor(v, dtype=gradkit.float64)
+                                if isinstance(v, list) else v for k, v in kwargs.items()})
     theirs = getattr(torch.nn, name)(**{k: torch.tensor(v, dtype=torch.float64)
                                         if isinstance(v, list) else v
                                         for k, v in kwargs.items()})

@@ -11,7 +11,7 @@ from gradkit.autograd.grad_mode import no_grad
 from gradkit.creation import zeros_like
 from gradkit.nn.parameter import Parameter
 from gradkit.to_arguments import to_arguments
-from gradkit.utils.swap import swap_tensors
+from gradkit.utils._swap import swap_tensors
 
 COMPLEX_MODULES = (
     "Complex modules are a new feature under active development whose design may change, and "

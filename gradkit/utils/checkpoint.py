@@ -15,7 +15,7 @@ import contextlib
 import warnings
 
 from gradkit._tensor import Tensor
-from gradkit.backend import default_device_block
+from gradkit import backend
 from gradkit.autograd.api import backward
 from gradkit.autograd.backward_pass import current_pass as _current_pass
 from gradkit.autograd.function import Function
@@ -143,7 +143,7 @@ class _Recomputation:
         self.kwargs = kwargs
         self.rng_state = rng_state
         self.early_stop = early_stop
-        self.device_block = default_device_block()  # the forward's ``with device(...)``
+        self.device_block = backend.default_device_block()  # the forward's ``with device(...)``
         self.count = 0
         self.metadata = []  # of each packed tensor, to check the recomputed ones against
         self.values = {}   # index -> recomputed tensor, dropped as backward unpacks it

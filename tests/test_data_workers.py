@@ -314,7 +314,9 @@ def test_an_iterator_collected_in_a_cycle_stops_its_workers_at_once():
     start = time.perf_counter()
     gc.collect()
     assert_ended([pid])
-    assert time.perf_counter() - start < 1.0
+    # at once: well under the 5 s join a worker left running would take (1 s was too tight on
+    # a loaded 2-core machine: 1.15 s seen)
+    assert time.perf_counter() - start < 3.0
 
 
 def test_persistent_workers_serve_every_epoch_until_the_loader_goes():

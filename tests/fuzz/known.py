@@ -1450,29 +1450,6 @@ def _as_strided_scatter_self_gradient(program, mine: Result, theirs: Result) -> 
             and not compare(mine, theirs._replace(grads=mine.grads, grads2=mine.grads2)))
 
 
-def _single_value_norm_noise(program, mine: Result, theirs: Result) -> bool:
-    """ATen's batch/instance norm of one value per channel: gradkit's exact 0 against torch's
-    rounding noise (or a zero's sign), which later steps may turn into other numbers. Every
-    value before the norm's agrees; where its outputs differ, gradkit's is 0 and torch's tiny."""
-    if len(mine.values) != len(theirs.values):
-        return False
-    leaves = len(program.leaves)
-    for k, step in enumerate(program.steps):
-        out = leaves + k
-        if out >= len(theirs.values):
-            return False
-        a, b = mine.values[out], theirs.values[out]
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        differ = (a != b) | (np.signbit(a.real) != np.signbit(b.real)) | \
-            (np.signbit(a.imag) != np.signbit(b.imag))  # complex and bool too
-        if step.op == "fb_aten_norm" and differ.any():
-            return bool((a[differ] == 0).all() and (np.abs(b[differ]) <= 1e-4).all())
-        if differ.any() and not np.isnan(a[differ]).all():
-            return False
-    return False
-
-
 def _empty_native_dropout_leaf(program, mine: Result, theirs: Result) -> bool:
     """native_dropout returns an empty input itself; torch also gives it the dropout's node
     when it requires grad (a leaf "moved into the graph interior": its backward raises, and
@@ -1801,9 +1778,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("as_strided_scatter's gradient of self is the derivative (torch's is the written "
           "slice)", "docs/api.md", "torch's is not (it returns the written slice",
           _as_strided_scatter_self_gradient),
-    Known("ATen's norms of one value per channel: 0 against torch's rounding noise",
-          "docs/numerics.md", "which leaves rounding noise (about 1e-6 in float32",
-          _single_value_norm_noise),
     Known("native_dropout of an empty leaf: torch moves the leaf into the graph interior",
           "docs/api.md", "a leaf moved into the graph interior, whose backward raises",
           _empty_native_dropout_leaf),

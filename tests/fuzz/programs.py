@@ -30,6 +30,7 @@ from .ops_optim import OPTIM_OPS
 from .ops_signal import SIGNAL_OPS
 from .ops_values import VALUE_OPS
 from .ops_views import CONJ_VIEW_OPS, VIEW_OPS
+from .runner import LAYOUTS
 from .transforms import TRANSFORMS
 
 __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "Program",
@@ -135,8 +136,7 @@ SEEDED_CLASSES["conj_views"] = CLASSES["views"]._replace(
 # leaves with transposed, strided, offset or broadcast memory, through views, in-place writes,
 # elementwise ops and reductions (the twelfth session: torch computes the same for any layout)
 SEEDED_CLASSES["strided"] = CLASSES["mixed"]._replace(
-    ops=_ROUND_ROBIN_OPS + _VIEWS + _CORE_INPLACE * 2, layouts=("transposed", "stepped",
-                                                                "offset", "broadcast"),
+    ops=_ROUND_ROBIN_OPS + _VIEWS + _CORE_INPLACE * 2, layouts=LAYOUTS,
     clone_first=0.5, min_dims=2)
 # the breadth class's ops (nn.functional, linalg, special, ...) over such leaves
 SEEDED_CLASSES["strided_breadth"] = SEEDED_CLASSES["breadth"]._replace(

@@ -271,6 +271,21 @@ def test_pdist_values_and_gradients_with_a_zero_distance(p):
     assert_same(program)
 
 
+NON_FINITE_ROWS = np.array([[np.nan, 1.0, 5.0], [2.0, 3.0, 0.0], [1.0, 9.0, np.nan],
+                            [0.0, 0.0, 0.0], [np.inf, 1.0, 1.0]])
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 0.5, 3.0, float("inf")])
+def test_pdist_of_nan_and_inf_rows_as_torch(p):
+    """torch's pdist(p=inf) is NaN at a NaN difference, where its cdist(p=inf) passes over it
+    (gradkit gave pdist cdist's maximum: 5.0 where torch gives NaN)."""
+    def program(m):
+        x = _t(m, NON_FINITE_ROWS, requires_grad=True)
+        out = m.nn.functional.pdist(x, p)
+        return (out, m.cdist(x, x, p)) + m.autograd.grad(out.sum(), x)
+    assert_same(program)
+
+
 @pytest.mark.parametrize("program", [
     lambda m: m.pdist(_t(m, np.ones((1, 2)))), lambda m: m.pdist(_t(m, np.ones((0, 2)))),
     lambda m: m.pdist(_t(m, np.ones((3, 0)))),

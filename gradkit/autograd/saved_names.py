@@ -25,8 +25,9 @@ def _saved_keys(op) -> dict:
     """``_saved_<key>`` names of an op's save entries -> entry index (torch's names:
     ``self``, ``other`` (or the op's ``torch_input_names``) for inputs, ``result``,
     ``<input>_<attr>`` for metadata, or the op's ``torch_result_names`` for results), and of its
-    parameters (``dim``, ``keepdim``) -> None."""
-    keys = dict.fromkeys(getattr(op, "param_names", ()))
+    parameters (``dim``, ``keepdim``; not the ``_name`` ones, which torch has not) -> None."""
+    keys = dict.fromkeys(name for name in getattr(op, "param_names", ())
+                         if not name.startswith("_"))  # "_name": gradkit's own switch
     names = getattr(op, "input_names", ())
     torch_names = getattr(op, "torch_input_names", _TORCH_INPUT_NAMES)
     result_names = getattr(op, "torch_result_names", ())  # frexp's (mantissa, exponent)

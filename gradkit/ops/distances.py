@@ -40,7 +40,9 @@ def _pairs(xp, x1, x2):
 
 @op(save=("x1", "x2", "result"), broadcast=True, node_name="CdistBackward0",
     contiguous=True)
-def _cdist(xp, x1, x2, *, p):
+def _cdist(xp, x1, x2, *, p, _nan_max=False):
+    """``_nan_max``: p=inf's maximum is NaN at a NaN difference, as torch's pdist kernel
+    (a leading ``_`` keeps it out of the node's ``_saved_`` names: torch has no such name)."""
     diff = _pairs(xp, x1, x2)
     if diff.shape[-1] == 0 or diff.size == 0:
         return xp.zeros(diff.shape[:-1], dtype=x1.dtype)
@@ -50,8 +52,8 @@ def _cdist(xp, x1, x2, *, p):
         return xp.sum(diff, axis=-1)
     if p == 2:
         return xp.sqrt(xp.sum(diff * diff, axis=-1))
-    if p == math.inf:  # torch's running max from 0 passes over a NaN difference
-        return xp.max(xp.where(xp.isnan(diff), 0, diff), axis=-1)
+    if p == math.inf:  # torch's cdist's running max from 0 passes over a NaN difference
+        return xp.max(diff if _nan_max else xp.where(xp.isnan(diff), 0, diff), axis=-1)
     return xp.sum(diff ** p, axis=-1) ** (1.0 / p)
 
 
@@ -93,7 +95,7 @@ def _mT(x):
     return transpose(x, -1, -2)
 
 
-def _cdist_vjps(g, x1, x2, result, p):
+def _cdist_vjps(g, x1, x2, result, p, _nan_max=False):
     if p == 0 or 0 in g.shape:
         return zeros_like(x1), zeros_like(x2)
     return (_cdist_grad(g, x1, x2, result, p),
@@ -111,7 +113,7 @@ def _pair_tangent(t1, t2):
 
 
 @_cdist.defjvp_all
-def _cdist_jvp(tangents, x1, x2, result, p):
+def _cdist_jvp(tangents, x1, x2, result, p, _nan_max=False):
     if p == 0:
         return zeros_like(result)
     diff = unsqueeze(x1, -2) - unsqueeze(x2, -3)
@@ -223,7 +225,8 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
     if input.dtype.itemsize == 2 and input.shape[0] > 1 and input.shape[1]:  # torch's kernel
         raise NotImplementedError(f"\"pdist\" not implemented for '{scalar_type_name(input)}'")
     rows, cols = np.triu_indices(input.shape[0], 1)
-    return one_node("PdistBackward0", lambda x: getitem(_cdist(x, x, p=float(p)), (rows, cols)),
+    return one_node("PdistBackward0",
+                    lambda x: getitem(_cdist(x, x, p=float(p), _nan_max=True), (rows, cols)),
                     (input,), {"self": 0, "result": "result"}, {"p": float(p)})
 
 # -- dist ----------------------------------------------------------------------------------------

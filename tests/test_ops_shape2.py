@@ -529,6 +529,18 @@ def test_cdist_second_derivative_matches_finite_differences():
         assert gradkit.autograd.gradgradcheck(lambda a, b, p=p: gradkit.cdist(a, b, p), (x, y))
 
 
+@pytest.mark.parametrize("p", [1.5, 2.0, 3.0])
+def test_pdist_second_derivative_exists_where_torch_raises(p):
+    """A Known difference (docs/numerics.md): torch has no derivative of _pdist_backward."""
+    rows = np.random.default_rng(7).standard_normal((4, 3))
+    x = gradkit.tensor(rows, requires_grad=True)
+    assert gradkit.autograd.gradgradcheck(lambda a: gradkit.nn.functional.pdist(a, p), (x,))
+    t = torch.tensor(rows, requires_grad=True)
+    (g,) = torch.autograd.grad(torch.nn.functional.pdist(t, p).sum(), t, create_graph=True)
+    with pytest.raises(NotImplementedError, match="'_pdist_backward' is not implemented"):
+        torch.autograd.grad(g.sum(), t)
+
+
 # -- dtypes, 0-d and 0-size inputs: the same values or the same error ----------------------------
 
 def _input(lib, kind):

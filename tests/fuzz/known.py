@@ -1248,11 +1248,13 @@ def _uses(program, op: str, **params) -> bool:
 
 
 def _cdist_double_backward(program, mine: Result, theirs: Result) -> bool:
-    """torch has no derivative of its cdist backward; gradkit's second derivative exists
-    (everything before it must agree)."""
+    """torch has no derivative of its cdist (pdist) backward; gradkit's second derivative
+    exists (everything before it must agree)."""
     return (mine.error is None and theirs.error is not None
-            and theirs.error[0] == "double backward" and "_cdist_backward" in theirs.message
-            and (_uses(program, "s_cdist") or _uses(program, "s_cdist_self"))
+            and theirs.error[0] == "double backward"
+            and any(f"_{kind}_backward" in theirs.message and _uses(program, op)
+                    for kind, op in (("cdist", "s_cdist"), ("cdist", "s_cdist_self"),
+                                     ("pdist", "s_pdist")))
             and not [p for p in compare(mine._replace(grads2=[]),  # signed zeros: another
                                         theirs._replace(error=None, grads2=[]))  # difference
                      if not p.startswith("signed zero")])
@@ -1758,7 +1760,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "of a zero it leaves is the algorithm's", _fft_zero_sign),
     Known("the sign of a zero imaginary part an FFT leaves, through a branch cut",
           "docs/numerics.md", "a branch cut after it", _fft_zero_sign_through_a_branch_cut),
-    Known("cdist's second derivative exists (torch's _cdist_backward has none)",
+    Known("cdist's and pdist's second derivative exists (torch's backwards have none)",
           "docs/numerics.md", "'_cdist_backward' is not implemented",
           _cdist_double_backward),
     Known("dist(p=0) passes no gradient (torch's backward for `other` raises)",

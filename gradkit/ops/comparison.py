@@ -12,7 +12,7 @@ from gradkit.ops._op import op
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import PY_SCALARS, array_of, promote, result_kind, result_type
 from gradkit.ops.unary_helpers import (
-    invalid_combination, kernel_error, require_tensors, scalar_type_name)
+    cpp_number, invalid_combination, kernel_error, require_tensors, scalar_type_name)
 
 
 def _comparison(name: str, symbol: str, compare, ordered: bool):
@@ -163,8 +163,9 @@ def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
     if x_dtype is not None and y_dtype is not None and x_dtype != y_dtype:
         raise RuntimeError(f"{scalar_type_name(x)} did not match {scalar_type_name(y)}")
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if value < 0:
-            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
+        if not value >= 0:  # NaN too, as torch
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got "
+                               f"{cpp_number(float(value))}")
     return xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 

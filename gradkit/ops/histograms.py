@@ -16,8 +16,7 @@ from gradkit.int_arguments import invalid_combination, reads_as_int
 from gradkit.ops._op import op
 from gradkit.ops.spaced_values import linspace_values
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.searching import _printed
-from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
+from gradkit.ops.unary_helpers import c_type_name, cpp_number, scalar_type_name
 
 HistogramResult = return_types.histogram
 HistogramddResult = return_types.histogramdd
@@ -32,11 +31,12 @@ def _outer_edges(xp, values, dim: int, bounds):
     else:
         low, high = 0.0, 1.0
     if not (math.isfinite(low) and math.isfinite(high)):
-        raise RuntimeError(f"torch.histogramdd: dimension {dim}'s range [{_printed(low)}, "
-                           f"{_printed(high)}] is not finite")
+        raise RuntimeError(f"torch.histogramdd: dimension {dim}'s range [{cpp_number(float(low))}, "
+                           f"{cpp_number(float(high))}] is not finite")
     if low > high:
         raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
-                           f"{_printed(low)} max {_printed(high)} for dimension {dim}")
+                           f"{cpp_number(float(low))} max {cpp_number(float(high))} for "
+                           f"dimension {dim}")
     return (low - 0.5, high + 0.5) if low == high else (low, high)
 
 

@@ -36,7 +36,7 @@ class _Recorded:
     end it), and only what torch's node saves (those inputs, their versions, the result): no
     other tensor's memory is held until backward."""
 
-    __slots__ = ("root", "ends", "inputs", "result", "versions")
+    __slots__ = ("root", "ends", "inputs", "result", "versions", "returned")
 
     def __init__(self, inputs: tuple, stand_ins: tuple, output: Tensor, saved: dict) -> None:
         self.root = (output.grad_fn, output._output_nr)
@@ -47,6 +47,9 @@ class _Recorded:
         self.result = output.detach() if "result" in kept else None
         self.versions = tuple((i, inputs[i]._vc[0]) for i in saved.values()
                               if i != "result" and inputs[i] is not None)
+        # (its description, version counter, version) of the tensor one_node returns, when
+        # "result" is saved: no reference to that tensor (it holds the node: a cycle)
+        self.returned = None
 
     def check_versions(self) -> None:
         """torch's error for a saved input written in place since (named by its node now)."""
@@ -57,6 +60,10 @@ class _Recorded:
                     f", which is output {t._output_nr} of {forward_op_name(t.grad_fn.name())}"
                 raise version_error(f"{legacy_type_name(t._data)} {list(t.shape)}", owner,
                                     t._vc[0], version)
+        if self.returned is not None:  # the saved result, written in place since
+            description, counter, version = self.returned
+            if counter[0] != version:
+                raise version_error(*description, counter[0], version)
 
 
 class OneNodeOp:
@@ -156,4 +163,9 @@ def one_node(node_name: str, composite: Callable, inputs: tuple,
                          (_Recorded(inputs, stand_ins, output, saved or {}),), constants,
                          tuple(meta))
     node.anomaly_trace = output.grad_fn.anomaly_trace  # anomaly mode's forward stack: the user's
-    return Tensor._make(output._data, node, 0)
+    result = Tensor._make(output._data, node, 0)
+    if saved and "result" in saved.values():  # torch's node checks its saved output's version
+        description = (f"{legacy_type_name(result._data)} {list(result.shape)}",
+                       f", which is output 0 of {forward_op_name(node_name)}")
+        node.saved[0].returned = (description, result._vc, result._vc[0])
+    return result

@@ -17,7 +17,7 @@ from gradkit.ops.consecutive import unique_slices
 from gradkit.ops.dims import existing_dim
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where as _select
-from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
+from gradkit.ops.unary_helpers import c_type_name, cpp_number, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
 
@@ -256,8 +256,8 @@ def _edges(x, low: float, high: float) -> tuple[float, float]:
     if low == high:
         low, high = _widened(x.dtype, low, high)
     if not (math.isfinite(low) and math.isfinite(high)):
-        raise RuntimeError(f"torch.histc: range of [{_printed(low)}, {_printed(high)}] is not "
-                           f"finite")
+        raise RuntimeError(f"torch.histc: range of [{cpp_number(float(low))}, "
+                           f"{cpp_number(float(high))}] is not finite")
     if not low < high:  # (an integer beyond 2**53: widening by 1 is lost in the double)
         raise RuntimeError("torch.histc: max must be larger than min")
     return low, high
@@ -277,13 +277,6 @@ def _widened(dtype, low: float, high: float) -> tuple:
     with np.errstate(over="ignore"):  # a double beyond the dtype is its infinity, as C's cast
         return (min(float(np.nextafter(cast(low), info.min)), low - 1),
                 max(float(np.nextafter(cast(high), info.max)), high + 1))
-
-
-def _printed(number: float) -> str:
-    """A number as C++ streams print it (a NaN with its sign)."""
-    if math.isnan(number):
-        return "-nan" if math.copysign(1.0, number) < 0 else "nan"
-    return f"{number:g}"
 
 
 @op()

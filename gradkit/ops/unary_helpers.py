@@ -35,8 +35,11 @@ def c_type_name(array) -> str:
 
 def cpp_number(number) -> str:
     """A Scalar argument as torch's C++ messages print it (``-1``, ``0.5``); a one-element
-    tensor is its number first, as torch converts it to a Scalar."""
+    tensor is its number first, as torch converts it to a Scalar. A NaN keeps its sign
+    (``-nan``), as C++ streams print it."""
     number = number.item() if hasattr(number, "item") else number
+    if isinstance(number, float) and number != number:
+        return "-nan" if np.signbit(number) else "nan"
     return f"{number:g}" if isinstance(number, float) else str(number)
 
 

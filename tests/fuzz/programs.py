@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .drawers import RandomDrawer
-from .ops_breadth import BREADTH_OPS, FUZZNN_OPS
+from .ops_breadth import BREADTH_OPS, FUZZNN_OPS, LATER_BREADTH_OPS
 from .ops_core import OPS as CORE_OPS, OpSpec
 from .ops_dist import DIST_OPS
 from .ops_dtypes import DTYPE_NAMES, DTYPE_OPS
@@ -40,7 +40,7 @@ __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "P
 # seeds still draw what they drew)
 _ROUND_ROBIN_OPS = (*CORE_OPS, *VIEW_OPS, *INDEXING_OPS, *DTYPE_OPS, *VALUE_OPS)
 OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS,
-                          **BREADTH_OPS, **SIGNAL_OPS, **DIST_OPS,
+                          **BREADTH_OPS, **LATER_BREADTH_OPS, **SIGNAL_OPS, **DIST_OPS,
                           **OPTIM_OPS, **NUMBER_OPS, **CONJ_VIEW_OPS}
 
 FLOATS = ("float32", "float64", "complex64", "complex128")
@@ -140,6 +140,7 @@ SEEDED_CLASSES["strided"] = CLASSES["mixed"]._replace(
     clone_first=0.5, min_dims=2)
 # the breadth class's ops (nn.functional, linalg, special, ...) over such leaves
 SEEDED_CLASSES["strided_breadth"] = SEEDED_CLASSES["breadth"]._replace(
+    ops=SEEDED_CLASSES["breadth"].ops + tuple(LATER_BREADTH_OPS) * 3,
     layouts=SEEDED_CLASSES["strided"].layouts, min_dims=2)
 CLASSES.update(SEEDED_CLASSES)
 

@@ -1,0 +1,60 @@
+"""Programs the fuzzer's strided_breadth class found gradkit and torch 2.13 to disagree on
+(the fourteenth session), each run in both libraries."""
+import math
+
+import numpy as np
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(call):
+    """What ``call()`` gives: ("ok", value as a list) or (error type name, message), the
+    library's name in the message written as ``LIB``."""
+    try:
+        value = call()
+    except Exception as error:  # noqa: BLE001 - the outcome is what is compared
+        return type(error).__name__, str(error).replace("gradkit", "LIB").replace("torch", "LIB")
+    return "ok", np.asarray(value.detach().numpy() if hasattr(value, "numpy") else value).tolist()
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 1.5, 2.0, math.inf])
+@pytest.mark.parametrize("write", ["mul_", "lt_", "transpose_"])
+def test_pdist_output_written_in_place_refuses_backward(p, write):
+    """torch's PdistBackward0 saves its result: a write into it makes backward raise (seeds
+    10461, 10888); gradkit computed, from the distances as they were."""
+    def program(m):
+        x = m.tensor([[1.0, 2.0], [3.0, 5.0], [0.0, 1.0]], dtype=m.float64, requires_grad=True)
+        y = m.nn.functional.pdist(x, p)
+        getattr(y, write)(*{"mul_": (2,), "lt_": (0.5,), "transpose_": (0, 0)}[write])
+        return m.autograd.grad(y.sum(), x)[0] if y.requires_grad else y
+
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine == theirs
+    assert "output 0 of Pdist, is at version 1" in mine[1]
+
+
+def test_pdist_output_not_written_still_differentiates():
+    def program(m):
+        x = m.tensor([[1.0, 2.0], [3.0, 5.0], [0.0, 1.0]], dtype=m.float64, requires_grad=True)
+        y = m.nn.functional.pdist(x)
+        (y * 1).mul_(2)  # a write into another tensor
+        return m.autograd.grad(y.sum(), x)[0]
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("value", [math.nan, -math.nan, -1e-20, -2.5, -math.inf])
+@pytest.mark.parametrize("name", ["rtol", "atol"])
+@pytest.mark.parametrize("call", ["isclose", "allclose"])
+def test_isclose_refuses_a_nan_tolerance(value, name, call):
+    """torch checks ``tol >= 0``, so a NaN tolerance raises, printed with its sign as C++
+    prints it (seed 14822); gradkit checked ``tol < 0`` and computed."""
+    def program(m):
+        one = m.tensor([1.0, math.nan])
+        return getattr(m, call)(one, one, **{name: value})
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine == theirs and mine[0] == "RuntimeError"
+    assert mine[1].endswith(("-nan" if math.copysign(1, value) < 0 else "nan")
+                            if value != value else f"{value:g}")

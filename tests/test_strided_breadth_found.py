@@ -58,3 +58,53 @@ def test_isclose_refuses_a_nan_tolerance(value, name, call):
     assert mine == theirs and mine[0] == "RuntimeError"
     assert mine[1].endswith(("-nan" if math.copysign(1, value) < 0 else "nan")
                             if value != value else f"{value:g}")
+
+
+def _laid_out_leaf(m):
+    """A leaf that is a view of a wider buffer (every other element), requiring grad."""
+    return m.tensor(np.ones((3, 2, 2)))[..., ::2].requires_grad_()
+
+
+IN_PLACE_VIEW_CALLS = [("swapdims_", (0, -2)), ("transpose_", (0, 1)), ("swapaxes_", (1, 0)),
+                       ("t_", ()), ("unsqueeze_", (0,)), ("squeeze_", ()), ("mul_", (2,))]
+
+
+@pytest.mark.parametrize("name, args", IN_PLACE_VIEW_CALLS)
+@pytest.mark.parametrize("target", ["leaf", "view of the leaf"])
+def test_in_place_view_ops_refuse_a_view_leaf_and_its_views(name, args, target):
+    """torch refuses an in-place view op on a view of a leaf that requires grad when that
+    leaf is itself a view of another buffer (seed 9712: gradkit let swapdims_ through), and
+    names the leaf "a view of a leaf Variable" (gradkit said "a leaf Variable")."""
+    def program(m):
+        leaf = _laid_out_leaf(m)
+        tensor = leaf if target == "leaf" else leaf.select(0, 2)
+        return getattr(tensor, name)(*args)
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine == theirs == ("RuntimeError", "a view of a leaf Variable that requires grad is "
+                              "being used in an in-place operation.")
+
+
+@pytest.mark.parametrize("make", ["leaf", "view of a leaf", "plain"])
+def test_t_of_a_3d_tensor_refuses_a_leaf_before_its_dims(make):
+    def program(m):
+        x = m.ones(3, 2, 2, requires_grad=make != "plain")
+        return (x[0:2] if make == "view of a leaf" else x).t_()
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine == theirs and mine[0] == "RuntimeError"
+
+
+@pytest.mark.parametrize("call", [
+    lambda v: v.transpose_("a", 1), lambda v: v.unsqueeze_(1.5), lambda v: v.swapdims_(0, None),
+    lambda v: v.t_(1), lambda v: v.swapaxes_(axis0=0, axis1=1), lambda v: v.transpose_(0, dim1=1),
+    lambda v: v.transpose_(0), lambda v: v.transpose_(0, 1, 2), lambda v: v.transpose_(),
+    lambda v: v.transpose_(0, 1, dim3=2), lambda v: v.transpose_(0, 1, dim1=2),
+    lambda v: v.swapaxes_(0), lambda v: v.unsqueeze_(), lambda v: v.unsqueeze_(0, 1),
+    lambda v: v.unsqueeze_(d=0), lambda v: v.unsqueeze_(dim=0)])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_in_place_view_ops_read_their_arguments_first(call, requires_grad):
+    """torch's parser reads the arguments of transpose_/swapaxes_/swapdims_/unsqueeze_/t_
+    before any autograd check, in the in-place op's name (gradkit said ``transpose()``, or
+    refused the leaf first)."""
+    def program(m):
+        return call(m.ones(3, 2, 2, requires_grad=requires_grad))
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

@@ -28,8 +28,8 @@ from gradkit.ops.memory_overlap import (
 from gradkit.ops.promotion import UNSIGNED_PROMOTION
 from gradkit.ops.stale_views import make_stale
 from gradkit.ops.views import (
-    DEFAULT, layout_of, live_views, refresh_computed, replay_view, writable_alias,
-    write_through)
+    DEFAULT, LEAF_VIEW_MESSAGE, layout_of, live_views, refresh_computed, replay_view,
+    writable_alias, write_through)
 
 
 def _tensor_type():
@@ -37,6 +37,22 @@ def _tensor_type():
 
 
 LEAF_MESSAGE = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def refuse_recorded_write(tensor, view) -> None:
+    """torch's refusals of an in-place op (a write or a restride) that records: into a view
+    that refuses writes, into a view of a leaf that requires grad (or a view that is such a
+    leaf itself: a laid-out leaf), or into such a leaf."""
+    if view is not None:
+        refusal = view.refusal(indirect=False)
+        if refusal is not None:
+            raise RuntimeError(refusal)
+        leaf_itself = view.of_transform_leaf()
+        if leaf_itself is not None or view.base.grad_fn is None and (
+                tensor._requires_grad or view.base._requires_grad):
+            raise RuntimeError(LEAF_MESSAGE if leaf_itself else LEAF_VIEW_MESSAGE)
+    if tensor.grad_fn is None and tensor._requires_grad:
+        raise RuntimeError(LEAF_MESSAGE)
 
 
 def inplace(tensor, out_of_place, *args, **kwargs):
@@ -56,18 +72,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     recording = records_graph() and tensor._data.dtype.kind in "fcV" and (
         tensor._requires_grad or (view is not None and view.base._requires_grad)
         or any(isinstance(a, tensor_type) and a._requires_grad for a in args))
-    if recording and view is not None:
-        refusal = view.refusal(indirect=False)
-        if refusal is not None:
-            raise RuntimeError(refusal)
-        leaf_itself = view.of_transform_leaf()
-        if leaf_itself is not None or view.base.grad_fn is None and (
-                tensor._requires_grad or view.base._requires_grad):
-            raise RuntimeError(LEAF_MESSAGE if leaf_itself else
-                               "a view of a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
-    if recording and tensor.grad_fn is None and tensor._requires_grad:
-        raise RuntimeError(LEAF_MESSAGE)
+    if recording:
+        refuse_recorded_write(tensor, view)
     if view is not None and view.computed and has_internal_overlap(tensor._data) and (
             is_conjugated_view(tensor) or is_negative_view(tensor)) and not getattr(
             out_of_place, "reads_conj_itself", False):

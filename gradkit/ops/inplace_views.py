@@ -12,8 +12,9 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import records_graph
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.inference import check_inplace
-from gradkit.int_arguments import invalid_combination
-from gradkit.ops.inplace import LEAF_MESSAGE, set_history
+from gradkit.int_arguments import int_argument, invalid_combination, reads_as_int
+from gradkit.signature_errors import bind
+from gradkit.ops.inplace import refuse_recorded_write, set_history
 from gradkit.ops.methods import register
 from gradkit.ops.shape import squeeze, t, transpose, unsqueeze, view
 from gradkit.ops.stale_views import make_stale
@@ -27,23 +28,19 @@ _IN_PLACE_NODE = {"TBackward0": "TBackward1", "UnsqueezeBackward0": "UnsqueezeBa
                   "AsStridedBackward0": "AsStridedBackward1"}
 
 
-def restride_in_place(tensor: Tensor, view_op, undo, **params) -> Tensor:
+def restride_in_place(tensor: Tensor, view_op, undo, check=None, **params) -> Tensor:
     """Make ``tensor`` the view ``view_op(tensor, **params)`` of its own memory, in place;
     ``undo``: ``(op, params)``, the view op that gives back the old shape and strides (used,
-    so needed, only when ``tensor`` is not a view itself)."""
+    so needed, only when ``tensor`` is not a view itself); ``check()``: the op's own checks,
+    which torch makes after its autograd refusals."""
     check_inplace(tensor)
     info = getattr(tensor, "_view", None)
     recording = records_graph() and tensor._data.dtype.kind in "fcV" and (
         tensor._requires_grad or (info is not None and info.base._requires_grad))
-    if recording and info is not None:
-        refusal = info.refusal(indirect=False)
-        if refusal is not None:
-            raise RuntimeError(refusal)
-        if info.base.grad_fn is None and info.base._requires_grad:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
-    if recording and tensor.grad_fn is None and tensor._requires_grad:
-        raise RuntimeError(LEAF_MESSAGE)
+    if recording:
+        refuse_recorded_write(tensor, info)
+    if check is not None:
+        check()
     out = view_op(tensor, **params)
     tensor._data = out._data
     if info is None and len(tensor._vc) > 1:
@@ -94,37 +91,46 @@ def _squeeze_(self: Tensor, *dims, dim=None) -> Tensor:
     """Drop size-1 dims (or only ``dim``, or the size-1 dims among ``dim``) in place; the dims
     may come as separate ints (``x.squeeze_(0, 1)``), not as None."""
     if dims:
-        if dims == (None,):  # (torch's signatures take no None)
-            raise invalid_combination("squeeze_", dims, {})
         dim = dims if len(dims) > 1 else dims[0]
+        if not (reads_as_int(dim) or type(dim) in (tuple, list)):
+            raise invalid_combination("squeeze_", dims, {})  # (None too: no signature takes it)
     return restride_in_place(self, squeeze, (view, {"shape": self._data.shape}), dim=dim)
 
 
-def _unsqueeze_(self: Tensor, dim: int) -> Tensor:
+def _unsqueeze_(self: Tensor, *args, **kwargs) -> Tensor:
     """Insert a size-1 dim at ``dim`` in place."""
+    dim = bind("unsqueeze_", ("dim",), 1, args, kwargs, _int_reader("unsqueeze_"))["dim"]
     return restride_in_place(self, unsqueeze, (view, {"shape": self._data.shape}), dim=dim)
 
 
-def _t_(self: Tensor) -> Tensor:
+def _t_(self: Tensor, *args) -> Tensor:
     """Transpose a tensor of at most 2 dims in place."""
-    if self._data.ndim > 2:
-        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
-                           f"{self._data.ndim}D")
-    return restride_in_place(self, t, (t, {}))
+    if args:
+        raise TypeError(f"TensorBase.t_() takes no arguments ({len(args)} given)")
+
+    def at_most_2d():
+        if self._data.ndim > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self._data.ndim}D")
+    return restride_in_place(self, t, (t, {}), check=at_most_2d)
 
 
-def _transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    """Swap dims ``dim0`` and ``dim1`` in place."""
-    return restride_in_place(self, transpose, (transpose, {"dim0": dim0, "dim1": dim1}),
-                             dim0=dim0, dim1=dim1)
+def _transposer(name: str, first: str, second: str):
+    """``transpose_`` as torch names it and its arguments (``swapaxes_``: ``axis0``)."""
+    def transpose_(self: Tensor, *args, **kwargs) -> Tensor:
+        """Swap two dims in place."""
+        dim0, dim1 = bind(name, (first, second), 2, args, kwargs, _int_reader(name)).values()
+        return restride_in_place(self, transpose, (transpose, {"dim0": dim0, "dim1": dim1}),
+                                 dim0=dim0, dim1=dim1)
+    return transpose_
 
 
-def _swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
-    """``transpose_`` under numpy's name and argument names."""
-    return _transpose_(self, axis0, axis1)
+def _int_reader(function: str):
+    return lambda name, value, position: int_argument(value, function, name, position)
 
 
 for _name, _method in (("squeeze_", _squeeze_), ("unsqueeze_", _unsqueeze_), ("t_", _t_),
-                       ("transpose_", _transpose_), ("swapaxes_", _swapaxes_),
-                       ("swapdims_", _transpose_)):
+                       ("transpose_", _transposer("transpose_", "dim0", "dim1")),
+                       ("swapaxes_", _transposer("swapaxes_", "axis0", "axis1")),
+                       ("swapdims_", _transposer("swapdims_", "dim0", "dim1"))):
     register(_method, _name)

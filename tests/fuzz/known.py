@@ -1082,7 +1082,8 @@ LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", 
                         "fb_svd_legacy", "fb_qr_legacy", "fb_cholesky_legacy", "fb_lu_legacy",
                         "fb_lu_solve_legacy", "fb_pinverse", "fb_triangular_solve",
                         "fb_cholesky_solve", "fb_cholesky_inverse", "fb_ormqr", "fb_ldl_solve",
-                        "e2_logdet"})  # lane fuzzm: logdet is slogdet's LU (seed 113324)
+                        "e2_logdet",  # lane fuzzm: logdet is slogdet's LU (seed 113324)
+                        "l_tensorinv"})  # an inverse (strided_breadth seed 16102)
 
 
 def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
@@ -1159,9 +1160,11 @@ def _phase_check_of_nan_vectors(program, mine: Result, theirs: Result) -> bool:
 
 
 def _runs_lapack(step) -> bool:
-    """A LAPACK step: one of LAPACK_OPS, or a matrix norm by singular values (an SVD)."""
+    """A LAPACK step: one of LAPACK_OPS, a matrix norm by singular values (an SVD), or a
+    negative matrix power (an inverse)."""
     return step.op in LAPACK_OPS or (step.op == "b_matrix_norm" and
-                                     step.params["ord"] in (2, -2, "nuc"))
+                                     step.params["ord"] in (2, -2, "nuc")) or (
+        step.op == "l_matrix_power" and step.params["k"] < 0)
 
 
 def _ldl_refuses_a_nan_pivot(program, mine: Result, theirs: Result) -> bool:

@@ -33,10 +33,12 @@ def _cat(xp, *xs, dim=0):
 
 
 def _split_grads(g, shapes, dim):
-    kept = [s for s in shapes if not _skipped(s)] or shapes
-    parts = iter(split(g, [s[dim] for s in kept], dim))
+    """g split along ``dim`` into the inputs' parts; a legacy empty input gets new zeros, off
+    the graph of g, as torch's cat backward (so a second derivative does not reach them)."""
+    kept = [s for s in shapes if not _skipped(s)]
     if len(kept) == len(shapes):
-        return tuple(parts)
+        return tuple(split(g, [s[dim] for s in kept], dim))
+    parts = iter(split(g, [s[dim] for s in kept], dim) if kept else ())
     empty = zeros_like(g.reshape(-1)[:0])  # g's kind (array or Tensor), dtype and device
     return tuple(next(parts) if not _skipped(s) else empty for s in shapes)
 

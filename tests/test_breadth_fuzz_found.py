@@ -1,5 +1,6 @@
-"""Programs the fuzzer's strided_breadth class found gradkit and torch 2.13 to disagree on
-(the fourteenth session), each run in both libraries."""
+"""Programs the fuzzer's breadth and strided_breadth classes found gradkit and torch 2.13 to
+disagree on (the fourteenth session), each run in both libraries (seeds are strided_breadth's
+unless a test says breadth)."""
 import math
 
 import numpy as np
@@ -108,3 +109,19 @@ def test_in_place_view_ops_read_their_arguments_first(call, requires_grad):
     def program(m):
         return call(m.ones(3, 2, 2, requires_grad=requires_grad))
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_cat_of_legacy_empty_tensors_gives_them_gradients_off_the_graph():
+    """torch's cat backward gives a 1-d empty input new zeros (breadth seed 1002800: with
+    every input empty gradkit split the gradient, so a second derivative reached
+    hardsigmoid's backward, which has none, and raised)."""
+    def program(m):
+        x = m.zeros(0, dtype=m.float64, requires_grad=True)
+        y = m.ones(2, dtype=m.float64, requires_grad=True)
+        first = m.autograd.grad(m.nn.functional.hardsigmoid(m.cat(m.tensor_split(x, 4))).sum(),
+                                x, create_graph=True)[0]
+        mixed = m.autograd.grad((m.cat([x, y, x]) ** 2).sum(), (x, y), create_graph=True)
+        return [(tuple(t.shape), t.requires_grad, t.grad_fn is None)
+                for t in (first, *mixed)]
+    assert program(gradkit) == program(torch) == [((0,), False, True), ((0,), False, True),
+                                                  ((2,), True, False)]

@@ -125,3 +125,46 @@ def test_cat_of_legacy_empty_tensors_gives_them_gradients_off_the_graph():
                 for t in (first, *mixed)]
     assert program(gradkit) == program(torch) == [((0,), False, True), ((0,), False, True),
                                                   ((2,), True, False)]
+
+
+def _svd_and_eigh_with_an_infinite_seed(m, n: int, seed: float, mode: str):
+    """Gradients (mode "vjp<k>": output k's gradient infinite at [0, 0]) or tangents ("jvp")
+    of svd and eigh of a small matrix, as lists."""
+    a = m.tensor([[3.0, 1.0], [0.5, 2.0]], dtype=m.float64)[:n, :n].contiguous()
+    results = []
+    for decompose, x in ((lambda x: m.linalg.svd(x, full_matrices=False), a),
+                         (m.linalg.eigh, a + a.mT)):
+        if mode == "jvp":
+            t = m.zeros_like(x)
+            t[0, 0] = seed
+            fwd = m.autograd.forward_ad
+            with fwd.dual_level():
+                outs = decompose(fwd.make_dual(x, t))
+                results.append([fwd.unpack_dual(o).tangent.tolist() for o in outs])
+            continue
+        x = x.clone().requires_grad_()
+        outs = decompose(x)
+        k = int(mode[-1]) % len(outs)
+        grads = [m.zeros_like(o) for o in outs]
+        grads[k][(0,) * grads[k].dim()] = seed
+        results.append(m.autograd.grad(outs, x, grads)[0].tolist())
+    return results
+
+
+@pytest.mark.parametrize("mode", ["vjp0", "vjp1", "vjp2", "jvp"])
+@pytest.mark.parametrize("seed", [math.inf, -math.inf, 1.5])
+@pytest.mark.parametrize("n", [1, 2])
+def test_svd_derivatives_keep_the_nan_of_an_infinite_vector_gradient(n, seed, mode):
+    """torch's svd backward and jvp do not zero the diagonal of their skew terms, so an
+    infinite gradient of U or Vh (or tangent) gives NaN (inf - inf) where gradkit gave 0 or
+    inf (breadth seed 1011353: svd, then ** inf); eigh's do zero it, in both."""
+    mine = _svd_and_eigh_with_an_infinite_seed(gradkit, n, seed, mode)
+    theirs = _svd_and_eigh_with_an_infinite_seed(torch, n, seed, mode)
+    np.testing.assert_allclose(_numbers(mine), _numbers(theirs), rtol=1e-12)
+
+
+def _numbers(nested) -> list:
+    """The numbers of nested lists, in order."""
+    if isinstance(nested, list):
+        return [x for item in nested for x in _numbers(item)]
+    return [nested]

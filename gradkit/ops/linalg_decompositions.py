@@ -120,8 +120,10 @@ def _svd_vjp(grads, u, s, vh, full_matrices):
         _check_gauge(2 * (im_u + im_v), f"svd_backward: The singular vectors in the complex case "
                      f"{_PHASE} this phase term, making it ill-defined.", -2 * im_v)
     uh_gu, vh_gv = uh_gu - mH(uh_gu), vh_gv - mH(vh_gv)
+    # the diagonal is not zeroed, as torch: 0 for real skew parts, NaN where gU or gV is
+    # infinite (inf - inf), the phase terms' rounding for complex ones
     core = (uh_gu * unsqueeze(s, -2) + unsqueeze(s, -1) * vh_gv) / _differences(s * s)
-    core = _off_diagonal(core) + diag_embed(g_s)
+    core = core + diag_embed(g_s)
     if _is_complex(u):
         core = core + diag_embed(diagonal(uh_gu, 0, -2, -1) / (2 * s))
     if m > n:
@@ -150,8 +152,11 @@ def _svd_jvp(tangents, u, s, vh, full_matrices):
     d_s = real(diag_dp)
     e = _differences(s * s)
     s_row, s_col = unsqueeze(s, -2), unsqueeze(s, -1)
-    omega_u = _off_diagonal((dp * s_row + s_col * mH(dp)) / e)
-    omega_v = _off_diagonal((s_col * dp + mH(dp) * s_row) / e)
+    # dP less dS on its diagonal, as torch: the terms' diagonals cancel exactly (NaN where the
+    # tangent is infinite), so nothing needs zeroing
+    dp_off = dp - diag_embed(d_s)
+    omega_u = (dp_off * s_row + s_col * mH(dp_off)) / e
+    omega_v = (s_col * dp_off + mH(dp_off) * s_row) / e
     if _is_complex(u):  # the phase of each pair: split evenly between U and V, as the vjp does
         half = diag_embed(1j * imag(diag_dp) / (2 * s))
         omega_u, omega_v = omega_u + half, omega_v - half

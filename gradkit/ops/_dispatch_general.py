@@ -34,6 +34,7 @@ class _Seam:
 seam = _Seam()
 
 _ARRAY_TYPES = (np.ndarray, np.generic)
+_add_reduce = np.add.reduce
 
 
 def _entries_read(rule, n_saved: int) -> frozenset | None:
@@ -304,8 +305,18 @@ def sum_to_shape(g, shape):
     lead = 1 if batch_state.size else 0  # a vectorized batched backward keeps its batch dim
     extra = g.ndim - lead - len(shape)
     if extra > 0:  # leading broadcast dims: summed away (a fresh array, not a view)
-        g = _sum(g, tuple(range(lead, lead + extra)))
+        g = _sum(g, tuple(range(lead, lead + extra))) if type(g) is not np.ndarray or \
+            g.dtype.kind not in "fc" or g.dtype.char == "e" else \
+            _summed(g, tuple(range(lead, lead + extra)))
     axes = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
     if axes:
         g = _sum(g, axes, True)
     return g
+
+
+def _summed(g, axes: tuple):
+    """``seam.sum(g, axes)`` of a raw float32/64 or complex array (a plain backward's bias
+    gradient) without the op's call: sum's own reduction (``np.add.reduce`` is what ``np.sum``
+    runs, float16 excepted: it adds up in float32) and its C-ordered result."""
+    out = _add_reduce(g, axes)
+    return out if out.flags.c_contiguous else out.copy(order="C")

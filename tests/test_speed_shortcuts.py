@@ -1,12 +1,16 @@
 """The sixth round of issue 17's shortcuts (docs/performance.md) give what the general lines
-give, and torch's results: the unbroadcast sum of a raw gradient without sum's op call."""
+give, and torch's results: the unbroadcast sum of a raw gradient without sum's op call, an
+op's one int parameter bound without the general binding (``x.squeeze(0)``)."""
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 import pytest
 
 import gradkit
 from gradkit.ops import _dispatch_general
+from gradkit.ops._op import Op
 from gradkit.ops._dispatch_general import seam, sum_to_shape
 
 RNG = np.random.default_rng(0)
@@ -64,3 +68,83 @@ def test_bias_gradients_match_torch(dtype):
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5)
         assert ours.dtype == theirs.dtype
+
+
+def _ops_with_an_int_lane():
+    found = {}
+    for name, module in sorted(sys.modules.items()):
+        if name.startswith("gradkit.") and module is not None:
+            for value in vars(module).values():
+                if isinstance(value, Op) and value.int_first is not None:
+                    found[value.name] = value
+    return [found[name] for name in sorted(found)]
+
+
+def _outcome(function, *args):
+    try:
+        out = function(*args)
+    except Exception as error:  # noqa: BLE001 - compared with the general lines' error
+        return type(error), str(error)
+    outs = out if isinstance(out, tuple) else (out,)
+    return [(type(o).__name__, getattr(o, "shape", None), str(getattr(o, "dtype", None)),
+             getattr(getattr(o, "grad_fn", None), "__class__", type(None)).__name__,
+             o.detach().numpy().tobytes() if isinstance(o, gradkit.Tensor) else repr(o))
+            for o in outs]
+
+
+def test_an_int_parameter_binds_alike_on_the_lane_and_the_general_lines(monkeypatch):
+    ops = _ops_with_an_int_lane()
+    names = {op.name for op in ops}
+    assert {"squeeze", "unsqueeze", "sum", "transpose", "select", "softmax"} <= names
+    x = gradkit.tensor(RNG.standard_normal((3, 1, 4)), requires_grad=True)
+    for op in ops:
+        if op.n_inputs != 1:
+            continue
+        for k in (0, 1, -1, 7):  # 7: an out-of-range dim (an error on both lines)
+            method = getattr(x, op.name, None)
+            lane = _outcome(op, x, k), method and _outcome(method, k)
+            with monkeypatch.context() as patch:
+                patch.setattr(op, "int_first", None)  # the general binding
+                general = _outcome(op, x, k), method and _outcome(method, k)
+            assert lane == general, (op.name, k)
+
+
+def test_the_lane_is_taken_only_for_a_bare_int(monkeypatch):
+    from gradkit.ops.shape import squeeze, transpose
+    calls = []
+    real = squeeze.numbers
+    monkeypatch.setattr(squeeze, "_numbers", lambda *a: calls.append(a) or real(*a))
+    x = gradkit.ones(2, 1, 3, requires_grad=True)
+    x.squeeze(1)  # a bare int: no hook called
+    assert calls == []
+    for arg in ((1, 0), True, gradkit.tensor(1), None):  # a list, a bool, a tensor, None
+        try:
+            x.squeeze(arg) if arg is not None else gradkit.squeeze(x, None)
+        except TypeError:
+            pass
+    assert len(calls) == 4
+    assert transpose.int_first is not None and gradkit.sum.int_first == "dim"
+
+
+def test_lane_errors_and_results_are_torchs():
+    torch = pytest.importorskip("torch")
+    a = RNG.standard_normal((2, 1, 3)).astype(np.float32)
+    for lib in (gradkit, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = x.unsqueeze(0).squeeze(2).sum(1).softmax(-1).select(1, 1)
+        y.sum().backward()
+        if lib is gradkit:
+            ours = (y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__)
+            with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be "
+                                                 r"in range of \[-3, 2\], but got 3\)"):
+                x.squeeze(3)
+            with pytest.raises(TypeError, match=r"transpose\(\) missing 1 required"):
+                gradkit.transpose(x, 0)
+        else:
+            theirs = (y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__)
+            with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be "
+                                                 r"in range of \[-3, 2\], but got 3\)"):
+                x.squeeze(3)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+    assert ours[2] == theirs[2]

@@ -3,6 +3,7 @@ give, and torch's results: the unbroadcast sum of a raw gradient without sum's o
 op's one int parameter bound without the general binding (``x.squeeze(0)``)."""
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -148,3 +149,23 @@ def test_lane_errors_and_results_are_torchs():
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
     assert ours[2] == theirs[2]
+
+
+@pytest.mark.parametrize("ndim", [0, 1, 3])
+def test_dims_in_range_take_the_first_line_and_keep_torchs_errors(ndim):
+    torch = pytest.importorskip("torch")
+    from gradkit.ops.dims import normalize_dim
+    shape = (2, 1, 3)[:ndim]
+    x, t = gradkit.ones(shape), torch.ones(shape)
+    for dim in (*range(-5, 5), True, np.int64(1), 2**63):
+        try:
+            expected = t.unsqueeze(-1).squeeze(int(dim) if type(dim) is np.int64 else dim)
+        except Exception as error:  # noqa: BLE001 - the same error type and first line
+            with pytest.raises(type(error), match=re.escape(str(error).split("\n")[0])):
+                x.unsqueeze(-1).squeeze(dim)
+            if type(dim) is int:
+                with pytest.raises((IndexError, ValueError)):
+                    normalize_dim(dim, ndim + 1)
+            continue
+        assert tuple(x.unsqueeze(-1).squeeze(dim).shape) == tuple(expected.shape)
+        assert normalize_dim(dim, ndim + 1) == int(dim) % (ndim + 1)

@@ -35,6 +35,7 @@ seam = _Seam()
 
 _ARRAY_TYPES = (np.ndarray, np.generic)
 _add_reduce = np.add.reduce
+_new, _init_saved = object.__new__, SavedTensor.__init__
 
 
 def _entries_read(rule, n_saved: int) -> frozenset | None:
@@ -242,9 +243,11 @@ def _save(op, args, datas, outputs, keep) -> tuple:
         source = args[index] if kind == "input" else outputs[index]
         if attr:
             value = datas[index] if kind == "input" else source._data
-            saved.append(getattr(value, attr) if hasattr(value, attr) else _scalar_meta(attr))
+            value = getattr(value, attr, _scalar_meta)  # (a Python scalar has no shape)
+            saved.append(_scalar_meta(attr) if value is _scalar_meta else value)
         elif kind == "result" or datas[index] is not source:  # a Tensor
-            held = SavedTensor(source, kind == "result")
+            held = _new(SavedTensor)  # SavedTensor(...) without type.__call__'s C frame
+            _init_saved(held, source, kind == "result")  # (as _dispatch_hot makes nodes)
             nbytes += held.nbytes
             saved.append(held)
         else:

@@ -133,11 +133,10 @@ class Op:
 
     @numbers.setter
     def numbers(self, hook) -> None:
-        self._numbers = hook  # int_first: the first parameter, if a bare int given for it
-        first = self.param_names[0] if self.param_names else None
+        self._numbers = hook  # int_first: the first parameter if a bare int for it binds as
+        first = self.param_names[0] if self.param_names else None  # itself (x.squeeze(0))
         self.int_first = None if first is None or first in TENSOR_KEYWORDS or \
             first in SPECIAL_KEYWORDS or hook is not None and not passes_int(hook, first) else first
-        # (binds as itself, as the general lines of __call__ would: ``x.squeeze(0)``)
 
     @property
     def node_name(self) -> str:
@@ -233,34 +232,35 @@ class Op:
     # -- calling ----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         n = self.n_inputs
-        if not kwargs and len(args) == n + 1 and type(args[n]) is int and \
-                self.int_first is not None and self.legacy_positionals is None and \
-                self.positional_limit:  # x.squeeze(0): what the lines below bind it to
-            kwargs, args = {self.int_first: args[n]}, args[:n]
-        elif kwargs or len(args) != n:  # not the common call (its inputs alone): bind them
-            extra = 0
-            if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
-                if self.legacy_positionals is not None:
-                    args, kwargs = self.legacy_positionals(args, kwargs)
-                extra = len(args) - n
-                if extra > self.positional_limit:
-                    raise self._too_many_positionals(args, kwargs)
-                kwargs.update(zip(self.param_names, args[n:]))
-                args = args[:n]
-            if kwargs:
-                if 0 < n <= 2 and not TENSOR_KEYWORDS.isdisjoint(kwargs):  # input=, x1= ...
-                    args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
-                elif self.input_keywords is not None and len(args) < n:
-                    args, kwargs = named_inputs(args, kwargs, self.input_keywords)
-                if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
-                    kwargs = torch_keywords(self.name, self.param_names, kwargs)
-            if len(args) < n:  # tensors by name, or none: torch's TypeError
-                args, kwargs = bind_inputs(self, args, kwargs)
-            if kwargs and self.numbers is not None:  # (torch names a positional one's position)
-                try:
-                    kwargs = self.numbers(kwargs, self.param_names[:extra], args)
-                except TypeError as error:  # (a method words it back)
-                    raise function_form(error, args) from None
+        if kwargs or len(args) != n:  # not the common call (its inputs alone): bind them
+            if not kwargs and len(args) == n + 1 and type(args[n]) is int and \
+                    self.int_first is not None and self.legacy_positionals is None and \
+                    self.positional_limit:  # x.squeeze(0): as the lines below bind it
+                kwargs, args = {self.int_first: args[n]}, args[:n]
+            else:
+                extra = 0
+                if n >= 0 and len(args) > n:  # extra positionals: parameters, in order
+                    if self.legacy_positionals is not None:
+                        args, kwargs = self.legacy_positionals(args, kwargs)
+                    extra = len(args) - n
+                    if extra > self.positional_limit:
+                        raise self._too_many_positionals(args, kwargs)
+                    kwargs.update(zip(self.param_names, args[n:]))
+                    args = args[:n]
+                if kwargs:
+                    if 0 < n <= 2 and not TENSOR_KEYWORDS.isdisjoint(kwargs):  # input=, x1= ...
+                        args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
+                    elif self.input_keywords is not None and len(args) < n:
+                        args, kwargs = named_inputs(args, kwargs, self.input_keywords)
+                    if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
+                        kwargs = torch_keywords(self.name, self.param_names, kwargs)
+                if len(args) < n:  # tensors by name, or none: torch's TypeError
+                    args, kwargs = bind_inputs(self, args, kwargs)
+                if kwargs and self.numbers is not None:  # (positions named by torch)
+                    try:
+                        kwargs = self.numbers(kwargs, self.param_names[:extra], args)
+                    except TypeError as error:  # (a method words it back)
+                        raise function_form(error, args) from None
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         try:
             return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)

@@ -169,3 +169,44 @@ def test_dims_in_range_take_the_first_line_and_keep_torchs_errors(ndim):
             continue
         assert tuple(x.unsqueeze(-1).squeeze(dim).shape) == tuple(expected.shape)
         assert normalize_dim(dim, ndim + 1) == int(dim) % (ndim + 1)
+
+
+def test_torchs_movedim_invalid_and_unbind_programs():
+    """torch's test_shape_ops.py test_movedim_invalid (dims 5 out of range) and test_unbind
+    (unbind along each dim is select at each index): int dims through both lines."""
+    x = gradkit.tensor(RNG.standard_normal((5, 6, 7, 8)))
+    for fn in (gradkit.movedim, gradkit.moveaxis):
+        for args in ((5, 0), (0, 5)):
+            with pytest.raises(IndexError, match="Dimension out of range"):
+                fn(x, *args)
+    y = gradkit.rand(2, 3, 4, 5)
+    for dim in range(4):
+        parts, method = gradkit.unbind(y, dim), y.unbind(dim)
+        assert len(parts) == len(method) == y.size(dim)
+        for i in range(dim):
+            assert np.array_equal(y.select(dim, i).numpy(), parts[i].numpy())
+            assert np.array_equal(y.select(dim, i).numpy(), method[i].numpy())
+
+
+def test_an_int_index_in_bounds_takes_the_first_line_as_the_general_one():
+    torch = pytest.importorskip("torch")
+    a = RNG.standard_normal((3, 2))
+    for k in (0, 2, -1, -3):
+        results = []
+        for lib in (gradkit, torch):
+            x = lib.tensor(a, requires_grad=True)
+            y, general = x[k], x[(k,)]  # a tuple key: the general lines
+            (y * 2 + general).sum().backward()
+            results.append((y.detach().numpy(), type(y.grad_fn).__name__,
+                            type(general.grad_fn).__name__, y._base is x, x.grad.numpy()))
+        ours, theirs = results
+        assert ours[0].tobytes() == theirs[0].tobytes() and ours[1:4] == theirs[1:4]
+        assert np.array_equal(ours[4], theirs[4])
+    x, t = gradkit.ones(3, 2), torch.ones(3, 2)
+    for k in (3, -4, 2**63):
+        with pytest.raises(Exception) as error:
+            t[k]
+        with pytest.raises(type(error.value), match=re.escape(str(error.value))):
+            x[k]
+    with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
+        gradkit.tensor(1.0)[0]

@@ -98,16 +98,20 @@ def test_an_int_parameter_binds_alike_on_the_lane_and_the_general_lines(monkeypa
     names = {op.name for op in ops}
     assert {"squeeze", "unsqueeze", "sum", "transpose", "select", "softmax"} <= names
     x = gradkit.tensor(RNG.standard_normal((3, 1, 4)), requires_grad=True)
+    checked = 0
     for op in ops:
-        if op.n_inputs != 1:
+        if op.n_inputs not in (1, 2):
             continue
+        inputs = (x,) * op.n_inputs
         for k in (0, 1, -1, 7):  # 7: an out-of-range dim (an error on both lines)
             method = getattr(x, op.name, None)
-            lane = _outcome(op, x, k), method and _outcome(method, k)
+            lane = _outcome(op, *inputs, k), method and _outcome(method, *inputs[1:], k)
             with monkeypatch.context() as patch:
                 patch.setattr(op, "int_first", None)  # the general binding
-                general = _outcome(op, x, k), method and _outcome(method, k)
+                general = _outcome(op, *inputs, k), method and _outcome(method, *inputs[1:], k)
             assert lane == general, (op.name, k)
+        checked += 1
+    assert checked > 40
 
 
 def test_the_lane_is_taken_only_for_a_bare_int(monkeypatch):

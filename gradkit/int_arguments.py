@@ -299,49 +299,7 @@ def ints_reader(function: str, overloaded: bool | str = False, **specs):
                 combination.method_form = True
                 raise combination from None
         return params
-    return read
-
-
-def keepdim_needs_dim(function: str):
-    """A ``numbers`` hook: torch's reductions take ``keepdim`` only in the signature with a
-    ``dim``, so ``sum(x, keepdim=True)`` (no dim given, unlike ``dim=None``) is refused."""
-    def read(params: dict, positional=(), inputs=()) -> dict:
-        if "keepdim" in params and "dim" not in params:
-            if len(params) > 1:  # another argument (dtype=) picks the signature with a dim
-                error = TypeError(f'{function}() missing 1 required positional arguments: "dim"')
-            else:
-                error = invalid_combination(function, (), params)
-            error.method_form = True
-            raise error
-        return params
-    return read
-
-
-def positional_none_refused(function: str, *names: str):
-    """A ``numbers`` hook: the parameters ``names``, optional for gradkit's own calls (a
-    derivative rule's None), take no None given positionally: torch's invalid combination."""
-    def read(params: dict, positional=(), inputs=()) -> dict:
-        if any(params.get(name, _ABSENT) is None for name in names if name in positional):
-            raise combination_of(function, params, positional)
-        return params
-    return read
-
-
-def combination_of(function: str, params: dict, positional) -> TypeError:
-    """``invalid_combination`` of a ``numbers`` hook's parameters (``positional``: the names
-    given positionally), in the method's words (``method_form``)."""
-    error = invalid_combination(function, tuple(params[k] for k in positional),
-                                {k: v for k, v in params.items() if k not in positional})
-    error.method_form = True
-    return error
-
-
-def chain(*readers):
-    """One ``numbers`` hook running several readers in turn."""
-    def read(params: dict, positional=(), inputs=()) -> dict:
-        for reader in readers:
-            params = reader(params, positional, inputs)
-        return params
+    read.passes_ints = frozenset(name for name, kind in plain.items() if kind is int)
     return read
 
 

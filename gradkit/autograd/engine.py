@@ -239,7 +239,7 @@ def _add_to_buffer(buffers, node, slot, g) -> None:
         # 3 references: the buffer, `current` and getrefcount's argument. Nothing else sees
         # this array (a view or an alias would hold a reference): add in place, as torch's
         # InputBuffer does, instead of allocating a new sum (the same bits)
-        current += _times_alpha(g)
+        current += g if g.dtype.kind != "c" else _times_alpha(g)  # (a real g: no call)
     elif is_known_zero(g):  # a known zero adds nothing (torch's zero tensors); the in-place
         return              # branch above never sees one (its type is not np.ndarray)
     elif is_known_zero(current):

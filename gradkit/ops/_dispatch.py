@@ -19,13 +19,10 @@ from gradkit.autograd.inference import InferenceVersion
 from gradkit.autograd.zero_grads import Undefined
 from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
-    _numpy_operands, _save, _xp_of, failed_on_argument)
+    _init_saved, _new, _numpy_operands, _save, _xp_of, failed_on_argument)
 from gradkit.ops import wide_unsigned
 from gradkit.ops.unary_helpers import invalid_combination
 from gradkit.ops.views import mark_view
-
-_new = object.__new__
-_init_saved = SavedTensor.__init__
 
 if TYPE_CHECKING:
     from gradkit.ops._op import Op

@@ -34,6 +34,8 @@ class _Seam:
 seam = _Seam()
 
 _ARRAY_TYPES = (np.ndarray, np.generic)
+_add_reduce = np.add.reduce
+_new, _init_saved = object.__new__, SavedTensor.__init__
 
 
 def _entries_read(rule, n_saved: int) -> frozenset | None:
@@ -241,9 +243,11 @@ def _save(op, args, datas, outputs, keep) -> tuple:
         source = args[index] if kind == "input" else outputs[index]
         if attr:
             value = datas[index] if kind == "input" else source._data
-            saved.append(getattr(value, attr) if hasattr(value, attr) else _scalar_meta(attr))
+            value = getattr(value, attr, _scalar_meta)  # (a Python scalar has no shape)
+            saved.append(_scalar_meta(attr) if value is _scalar_meta else value)
         elif kind == "result" or datas[index] is not source:  # a Tensor
-            held = SavedTensor(source, kind == "result")
+            held = _new(SavedTensor)  # SavedTensor(...) without type.__call__'s C frame
+            _init_saved(held, source, kind == "result")  # (as _dispatch_hot makes nodes)
             nbytes += held.nbytes
             saved.append(held)
         else:
@@ -304,8 +308,18 @@ def sum_to_shape(g, shape):
     lead = 1 if batch_state.size else 0  # a vectorized batched backward keeps its batch dim
     extra = g.ndim - lead - len(shape)
     if extra > 0:  # leading broadcast dims: summed away (a fresh array, not a view)
-        g = _sum(g, tuple(range(lead, lead + extra)))
+        g = _sum(g, tuple(range(lead, lead + extra))) if type(g) is not np.ndarray or \
+            g.dtype.kind not in "fc" or g.dtype.char == "e" else \
+            _summed(g, tuple(range(lead, lead + extra)))
     axes = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
     if axes:
         g = _sum(g, axes, True)
     return g
+
+
+def _summed(g, axes: tuple):
+    """``seam.sum(g, axes)`` of a raw float32/64 or complex array (a plain backward's bias
+    gradient) without the op's call: sum's own reduction (``np.add.reduce`` is what ``np.sum``
+    runs, float16 excepted: it adds up in float32) and its C-ordered result."""
+    out = _add_reduce(g, axes)
+    return out if out.flags.c_contiguous else out.copy(order="C")

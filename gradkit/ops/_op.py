@@ -31,6 +31,7 @@ from gradkit.autograd.zero_grads import (
     KNOWN_ZERO_BY_INPUT, KNOWN_ZERO_BY_SHAPES, PASSES_KNOWN_ZERO, KnownZero, is_known_zero,
     known_zeros_like, plain)
 from gradkit.int_arguments import function_form, invalid_combination
+from gradkit.numbers_hooks import passes_int
 from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
@@ -56,9 +57,6 @@ class Op:
     # torch's name of an op whose autograd has no complex formula: recording a node for a
     # complex output (an empty input passes the kernel) raises, as torch's autograd does
     no_complex_grad: str | None = None
-    # fn(params) -> params with torch's Scalar parameters given as tensors read as numbers
-    # (number_arguments.numbers_reader), or None
-    numbers = None
     # fn(args, kwargs) -> (args, kwargs) in the current signature, for torch's deprecated
     # overloads taking a number before tensors (``x.add_(-lr, grad)``), or None
     legacy_positionals = None
@@ -125,8 +123,20 @@ class Op:
         self.jvp_all = None
         self.__doc__ = forward.__doc__
         self.__name__ = self.name
+        self.numbers = None
         # method=True (or a name, or names): also x.name(...); inplace=True: also x.name_(...)
         register_method(self, self.name, method, inplace)
+
+    @property
+    def numbers(self):  # fn(params) -> params read as torch's parser reads them, or None
+        return self._numbers
+
+    @numbers.setter
+    def numbers(self, hook) -> None:
+        self._numbers = hook  # int_first: the first parameter if a bare int for it binds as
+        first = self.param_names[0] if self.param_names else None  # itself (x.squeeze(0))
+        self.int_first = None if first is None or first in TENSOR_KEYWORDS or \
+            first in SPECIAL_KEYWORDS or hook is not None and not passes_int(hook, first) else first
 
     @property
     def node_name(self) -> str:
@@ -223,29 +233,34 @@ class Op:
     def __call__(self, *args, **kwargs):
         n = self.n_inputs
         if kwargs or len(args) != n:  # not the common call (its inputs alone): bind them
-            extra = 0
-            if n >= 0 and len(args) > n:  # extra positionals are parameters, in declaration order
-                if self.legacy_positionals is not None:
-                    args, kwargs = self.legacy_positionals(args, kwargs)
-                extra = len(args) - n
-                if extra > self.positional_limit:
-                    raise self._too_many_positionals(args, kwargs)
-                kwargs.update(zip(self.param_names, args[n:]))
-                args = args[:n]
-            if kwargs:
-                if 0 < n <= 2 and not TENSOR_KEYWORDS.isdisjoint(kwargs):  # input=, x1= ...
-                    args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
-                elif self.input_keywords is not None and len(args) < n:
-                    args, kwargs = named_inputs(args, kwargs, self.input_keywords)
-                if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
-                    kwargs = torch_keywords(self.name, self.param_names, kwargs)
-            if len(args) < n:  # tensors by name, or none: torch's TypeError
-                args, kwargs = bind_inputs(self, args, kwargs)
-            if kwargs and self.numbers is not None:  # (torch names a positional one's position)
-                try:
-                    kwargs = self.numbers(kwargs, self.param_names[:extra], args)
-                except TypeError as error:  # (a method words it back)
-                    raise function_form(error, args) from None
+            if not kwargs and len(args) == n + 1 and type(args[n]) is int and \
+                    self.int_first is not None and self.legacy_positionals is None and \
+                    self.positional_limit:  # x.squeeze(0): as the lines below bind it
+                kwargs, args = {self.int_first: args[n]}, args[:n]
+            else:
+                extra = 0
+                if n >= 0 and len(args) > n:  # extra positionals: parameters, in order
+                    if self.legacy_positionals is not None:
+                        args, kwargs = self.legacy_positionals(args, kwargs)
+                    extra = len(args) - n
+                    if extra > self.positional_limit:
+                        raise self._too_many_positionals(args, kwargs)
+                    kwargs.update(zip(self.param_names, args[n:]))
+                    args = args[:n]
+                if kwargs:
+                    if 0 < n <= 2 and not TENSOR_KEYWORDS.isdisjoint(kwargs):  # input=, x1= ...
+                        args, kwargs = tensor_keywords(args, n, self.param_names, kwargs)
+                    elif self.input_keywords is not None and len(args) < n:
+                        args, kwargs = named_inputs(args, kwargs, self.input_keywords)
+                    if not SPECIAL_KEYWORDS.isdisjoint(kwargs):  # axis=, keepdims=, dtype=
+                        kwargs = torch_keywords(self.name, self.param_names, kwargs)
+                if len(args) < n:  # tensors by name, or none: torch's TypeError
+                    args, kwargs = bind_inputs(self, args, kwargs)
+                if kwargs and self.numbers is not None:  # (positions named by torch)
+                    try:
+                        kwargs = self.numbers(kwargs, self.param_names[:extra], args)
+                    except TypeError as error:  # (a method words it back)
+                        raise function_form(error, args) from None
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         try:
             return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)

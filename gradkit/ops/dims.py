@@ -8,6 +8,8 @@ import numpy as np
 
 def normalize_dim(dim: int, ndim: int) -> int:
     """``dim`` wrapped into ``[0, ndim)`` (a 0-d tensor takes 0 and -1); torch's errors."""
+    if type(dim) is int and 0 <= dim < ndim:  # already in range (the common dim): as it is
+        return dim
     try:
         dim = operator.index(dim)
     except TypeError:  # torch's words (it names the function too): a tuple, a float

@@ -77,6 +77,8 @@ def getitem(x, key):
     """``x[key]`` with torch's basic (a view) and advanced (a copy) indexing."""
     if type(key) is int and not x.ndim:
         raise IndexError(ZERO_DIM_INDEX)
+    if type(key) is int and -x.shape[0] <= key < x.shape[0]:  # x[t], in bounds: as below
+        return basic_index(x, key)
     if type(key) is not int and not (type(key) is tuple and _is_basic(key)):
         key = _raw_key(key)  # (x[i], x[:, i]...: ints, slices, None and ... need no reading)
     _check_bounds(x, key)

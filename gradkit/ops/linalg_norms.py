@@ -8,7 +8,8 @@ import warnings
 
 import numpy as np
 
-from gradkit.int_arguments import chain, int_parameters, ints_reader, invalid_combination
+from gradkit.int_arguments import int_parameters, ints_reader, invalid_combination
+from gradkit.numbers_hooks import chain
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow

@@ -8,7 +8,8 @@ from functools import partial
 import numpy as np
 
 
-from gradkit.int_arguments import chain, ints_reader, keepdim_needs_dim
+from gradkit.int_arguments import ints_reader
+from gradkit.numbers_hooks import chain, keepdim_needs_dim
 from gradkit.autograd.batching import batch_dim
 from gradkit.backend import get_default_dtype, to_numpy_dtype
 from gradkit.ops._op import op

@@ -8,7 +8,8 @@ import operator
 import numpy as np
 
 from gradkit import return_types
-from gradkit.int_arguments import chain, int_parameters, ints_reader, keepdim_needs_dim
+from gradkit.int_arguments import int_parameters, ints_reader
+from gradkit.numbers_hooks import chain, keepdim_needs_dim
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module, to_numpy_dtype
 from gradkit.ops._op import op

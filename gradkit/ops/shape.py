@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 
-from gradkit.int_arguments import (chain, check_dimensions, int_list_argument,
-                                   int_parameters, ints_reader, positional_none_refused,
-                                   size_argument)
+from gradkit.int_arguments import (check_dimensions, int_list_argument, int_parameters,
+                                   ints_reader, size_argument)
+from gradkit.numbers_hooks import chain, positional_none_refused
 from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape

@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 
 from gradkit._user_frames import warn_at_user
-from gradkit.int_arguments import chain, combination_of, function_form, ints_reader
+from gradkit.int_arguments import function_form, ints_reader
+from gradkit.numbers_hooks import chain, combination_of
 from gradkit.number_arguments import numbers_reader
 
 from gradkit.ops._op import op

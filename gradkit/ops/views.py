@@ -128,6 +128,9 @@ class ViewInfo:
         return head + _TAILS[kind]
 
 
+_new, _init_info = object.__new__, ViewInfo.__init__
+
+
 def mark_function_output(view, name: str, index: int, n_outputs: int,
                          pure_view_of=None) -> None:
     """A view a custom Function returned (not marked dirty): as in torch, in-place on it is
@@ -178,9 +181,10 @@ def mark_one_view(op, base, view, params, index) -> None:
     else:
         creation = DEFAULT if parent is None else parent.creation
     view._vc = refs
-    view._view = ViewInfo(base if parent is None else parent.base, parent, op, params, index,
-                          creation, recording, base._requires_grad or (
-                              parent is not None and parent.base._requires_grad))
+    view._view = info = _new(ViewInfo)  # ViewInfo(...) without type.__call__'s C frame
+    _init_info(info, base if parent is None else parent.base, parent, op, params, index,
+               creation, recording, base._requires_grad or (
+                   parent is not None and parent.base._requires_grad))
     # a weak reference after the version: an in-place write to the base or to another view
     # must give this one a fresh history (ops/inplace.py)
     refs.append(_weakref(view))

@@ -130,11 +130,13 @@ def test_in_place_ops_carry_torch_names():
             x.fill_(3.0)
             x.copy_(y)
             x.sub_(y, alpha=2)
+            x.clamp_(0, 1)
             x.neg_()
             x.sigmoid_()
             x.relu_()
             x.masked_fill_(mask, 0.0)
             x[index] = one
+            x.index_put_((index,), one)
             x.uniform_()
             x.normal_()
             x.bernoulli_(0.5)
@@ -145,9 +147,9 @@ def test_in_place_ops_carry_torch_names():
             lib.nn.functional.relu(x, inplace=True)
         return [e.name.split("::")[-1] for e in prof.events() if e.cpu_parent is None]
     assert like_torch(program) == [
-        "add_", "mul_", "zero_", "fill_", "copy_", "sub_", "neg_", "sigmoid_", "relu_",
-        "masked_fill_", "index_put_", "uniform_", "normal_", "bernoulli_", "div_", "exp_",
-        "addcmul_", "lerp_", "relu_"]
+        "add_", "mul_", "zero_", "fill_", "copy_", "sub_", "clamp_", "neg_", "sigmoid_",
+        "relu_", "masked_fill_", "index_put_", "index_put_", "uniform_", "normal_",
+        "bernoulli_", "div_", "exp_", "addcmul_", "lerp_", "relu_"]
 
 
 def test_in_place_event_arguments(tmp_path):

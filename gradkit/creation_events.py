@@ -47,13 +47,16 @@ def _like(args, kwargs) -> tuple:  # input, [fill_value], options, memory_format
 
 
 def _observed(function, arguments):
-    """``function``, an op event named as torch's while an op observer is attached; its inputs
-    are ``arguments(args, kwargs)``, torch's."""
+    """``function``, an op event named as torch's for the op observers that record creations
+    (``records_creations``: the profiler's recorder); its inputs are ``arguments(args,
+    kwargs)``, torch's."""
     name = "gradkit::" + function.__name__
 
     @functools.wraps(function)
     def create(*args, **kwargs):
         watchers = observers.op_watchers
+        if watchers:  # the profiler's: anomaly mode, vmap see ops only (full(-inf) is no anomaly)
+            watchers = tuple(o for o in watchers if getattr(o, "records_creations", False))
         if not watchers:
             return function(*args, **kwargs)
         try:

@@ -8,6 +8,11 @@ _TORCH_NAMES = {"zeros_like_op": "zero_", "copy_from": "copy_"}
 _forms: dict = {}  # out-of-place op (or function) -> what an in-place call runs
 
 
+def in_place_name(op: Op) -> str:
+    """The profiler name of ``op``'s in-place form: torch's in-place op (``gradkit::add_``)."""
+    return "gradkit::" + _TORCH_NAMES.get(op.name, op.name + "_")
+
+
 def in_place_form(out_of_place):
     """``out_of_place`` as its in-place calls run it: for an op, the same op (it shares its
     attributes, so a change to one is a change to both) but for its profiler name
@@ -17,7 +22,7 @@ def in_place_form(out_of_place):
     if form is None:
         form = getattr(out_of_place, "in_place", out_of_place)
         if isinstance(out_of_place, Op):
-            name = "gradkit::" + _TORCH_NAMES.get(out_of_place.name, out_of_place.name + "_")
+            name = in_place_name(out_of_place)
             # a property outranks the shared instance dict, which holds the op's own name
             renamed = type(type(out_of_place).__name__, (type(out_of_place),),
                            {"profiler_name": property(lambda self: name)})

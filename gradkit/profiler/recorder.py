@@ -148,6 +148,8 @@ class Recorder(observers.Observer):
     (attribute lookups are most of the per-op price); none refers to the recorder itself.
     """
 
+    records_creations = True  # creation functions are op events (gradkit/creation_events.py)
+
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, clock=None, with_modules: bool = False) -> None:
         self.clock = clock or time.perf_counter_ns

@@ -217,3 +217,23 @@ def test_creation_with_arguments_it_refuses_raises_its_own_error():
     with gradkit.profiler.profile(record_shapes=True):
         with pytest.raises(TypeError, match="zeros"):
             gradkit.zeros("a")
+
+
+def test_creation_events_are_the_profilers_only():
+    # other op observers (anomaly mode, vmap's) see ops only: a full(-inf) mask is no anomaly
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        with gradkit.autograd.detect_anomaly(check_forward=True):
+            mask = gradkit.full((2, 2), float("-inf"))
+    assert mask.shape == (2, 2)
+    seen = []
+
+    class Names(gradkit.autograd.observers.Observer):
+        def op_exit(self, token, name, inputs, outputs, node, params):
+            seen.append(name)
+    names = Names()
+    gradkit.autograd.observers.attach(names)
+    try:
+        gradkit.zeros(2) + 1
+    finally:
+        gradkit.autograd.observers.detach(names)
+    assert seen == ["gradkit::add"]

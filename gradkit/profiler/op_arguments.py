@@ -50,7 +50,7 @@ def _op_named(name: str, given: dict):
 def torch_arguments(name: str, meta: tuple) -> tuple:
     """The metadata of every argument of the op ``name``, in torch's order: the inputs (a
     variadic op's as one tensor list), then each parameter, given or its default."""
-    given = dict(meta[-1]) if meta and type(meta[-1]) is Given else {}
+    given = {p: m for p, m, _ in meta[-1]} if meta and type(meta[-1]) is Given else {}
     inputs = meta[:-1] if given else meta
     if name in _WRAPPED_NUMBERS:  # a 0-d tensor of the number's type
         inputs = tuple(((), _NUMBER_DTYPES[type(m)], ()) if type(m) in _NUMBER_DTYPES else m

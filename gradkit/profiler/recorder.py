@@ -95,8 +95,9 @@ class Tensors(tuple):
 
 
 class Given(tuple):
-    """The keyword parameters an op call was given: ``(name, metadata)`` pairs, last in its
-    input metadata (the defaults of the others are filled in when the event is formatted)."""
+    """The keyword parameters an op call was given: ``(name, metadata, type)`` triples, last in
+    its input metadata (the defaults of the others are filled in when the event is formatted;
+    the type keeps 1 and 1.0 apart)."""
 
 
 def value_meta(a):
@@ -134,7 +135,7 @@ def _input_meta(inputs) -> tuple:
 
 
 def _given(params: dict) -> Given:
-    return Given((name, value_meta(value)) for name, value in params.items())
+    return Given((name, value_meta(value), type(value)) for name, value in params.items())
 
 
 def _ignore(nbytes: int, pack: int) -> None:
@@ -201,12 +202,14 @@ class Recorder(observers.Observer):
             meta = None
             if shapes:  # what went in: ops write into their inputs only after this point
                 meta = None if node is None else node.input_meta  # its node read them already
-                if not meta or None in meta:  # no node, or not all inputs are tensors
+                numbers = not meta or None in meta  # no node, or not all inputs are tensors
+                if numbers:
                     meta = _input_meta(inputs)
                 if params:
-                    meta = (*meta, _given(params))
-                # one tuple per distinct signature is kept, not one per op: fewer objects
-                meta = metas.setdefault(meta, meta)
+                    meta, numbers = (*meta, _given(params)), True
+                # one tuple per distinct signature is kept, not one per op: fewer objects (the
+                # types keep the signatures of 1, 1.0 and True apart)
+                meta = metas.setdefault((meta, *map(type, meta)) if numbers else meta, meta)
             # the user's line that called the op (op_exit <- dispatch <- ... <- user), also
             # of an op that made no node (no_grad, an optimizer's update): the line table
             # attributes its time as any other op's

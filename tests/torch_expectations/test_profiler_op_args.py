@@ -237,3 +237,20 @@ def test_creation_events_are_the_profilers_only():
     finally:
         gradkit.autograd.observers.detach(names)
     assert seen == ["gradkit::add"]
+
+
+def test_equal_numbers_of_other_types_stay_apart(tmp_path):
+    # 2 == 2.0 == True in Python: each call still lists its own argument
+    def program(lib):
+        x, y = lib.rand(3), lib.rand(3)
+        with lib.profiler.profile(record_shapes=True) as prof:
+            for value in (1, 1.0, True):
+                x * value
+            for value in (2, 2.0):  # (a bool alpha is refused for a float x)
+                x.add(y, alpha=value)
+        found = _op_args(prof, tmp_path / f"{lib.__name__}.json", ("mul", "add"))
+        return [args[1:3] for args in found["mul"] + found["add"]]
+    assert like_torch(program) == [
+        [["float", "long int"], ["", ""]], [["float", "double"], ["", ""]],
+        [["float", "bool"], ["", ""]], [["float", "float", "Scalar"], ["", "", "2"]],
+        [["float", "float", "Scalar"], ["", "", "2."]]]

@@ -30,6 +30,8 @@ _made = [0]
 # ops whose dim torch takes as an int list (``int[1]? dim``): an int is listed as [dim]
 _DIM_LISTS = frozenset(f"gradkit::{name}" for name in (
     "sum", "mean", "nansum", "amax", "amin", "logsumexp", "std", "var", "std_mean", "var_mean"))
+_WHOLE_FORMS = frozenset(("gradkit::sum", "gradkit::mean"))  # torch's sum(x, dtype=None)
+_EMPTY_DIMS = frozenset(("gradkit::amax", "gradkit::amin"))  # dim=[]: every dim
 # ops whose number operands torch's Python binding wraps into 0-d tensors (no Scalar overload)
 _WRAPPED_NUMBERS = frozenset(f"gradkit::{name}{suffix}" for suffix in ("", "_") for name in (
     "add", "sub", "mul", "div", "true_divide", "floor_divide"))
@@ -60,13 +62,23 @@ def torch_arguments(name: str, meta: tuple) -> tuple:
         return (*inputs, *given.values())
     if op.variadic and all(type(m) is tuple for m in inputs):
         inputs = (Tensors(inputs),)
-    listed = [given[p] if p in given else value_meta(op.defaults.get(p))
-              for p in op.profiled_params]
-    if name in _DIM_LISTS and "dim" in op.profiled_params:
-        dim = listed[op.profiled_params.index("dim")]
-        if type(dim) is int:
-            listed[op.profiled_params.index("dim")] = Ints((dim,))
-    return (*inputs, *listed)
+    listed = {p: given[p] if p in given else value_meta(op.defaults.get(p))
+              for p in op.profiled_params}
+    if name in _DIM_LISTS and "dim" in listed:
+        _as_torch_dims(name, listed)
+    return (*inputs, *listed.values())
+
+
+def _as_torch_dims(name: str, listed: dict) -> None:
+    """The dim of a reduction as torch lists it: an int as ``[dim]``; none, for sum and mean
+    (unless keepdim), torch's overload without dim and keepdim, for amax and amin ``[]``."""
+    dim = listed["dim"]
+    if type(dim) is int:
+        listed["dim"] = Ints((dim,))
+    elif dim is None and name in _WHOLE_FORMS and not listed.get("keepdim"):
+        del listed["dim"], listed["keepdim"]
+    elif dim is None and name in _EMPTY_DIMS:
+        listed["dim"] = Ints(())
 
 
 def _tensor(m) -> tuple:

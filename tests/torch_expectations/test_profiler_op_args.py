@@ -106,6 +106,24 @@ def test_op_arguments_as_torch_lists_them(name, tmp_path):
     assert like_torch(program)
 
 
+REDUCTIONS = [  # torch's overload without dim (sum, mean), dim=[] (amax), a dtype as a number
+    ("sum", lambda x, lib: x.sum()), ("mean", lambda x, lib: x.mean()),
+    ("amax", lambda x, lib: x.amax()), ("sum", lambda x, lib: x.sum(dtype=lib.float64)),
+    ("nansum", lambda x, lib: x.nansum()), ("logsumexp", lambda x, lib: x.logsumexp(1))]
+
+
+@pytest.mark.parametrize("case", range(len(REDUCTIONS)))
+def test_reduction_arguments_as_torch_lists_them(case, tmp_path):
+    name, reduce = REDUCTIONS[case]
+
+    def program(lib):
+        x = lib.rand(2, 6)
+        with lib.profiler.profile(record_shapes=True) as prof:
+            reduce(x, lib)
+        return _op_args(prof, tmp_path / f"{lib.__name__}.json", (name,))[name][:1]
+    assert like_torch(program)
+
+
 def test_float_values_as_torch_writes_them(tmp_path):
     # c10 prints a double with 17 significant digits, and a point when it is whole
     def program(lib):

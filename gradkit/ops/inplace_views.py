@@ -13,6 +13,7 @@ from gradkit.autograd.grad_mode import records_graph
 from gradkit.autograd.graph import node_type
 from gradkit.autograd.inference import check_inplace
 from gradkit.int_arguments import invalid_combination
+from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.inplace import LEAF_MESSAGE, set_history
 from gradkit.ops.methods import register
 from gradkit.ops.shape import squeeze, t, transpose, unsqueeze, view
@@ -44,7 +45,7 @@ def restride_in_place(tensor: Tensor, view_op, undo, **params) -> Tensor:
                                "an in-place operation.")
     if recording and tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError(LEAF_MESSAGE)
-    out = view_op(tensor, **params)
+    out = in_place_form(view_op)(tensor, **params)  # named as torch's: t_, squeeze_
     tensor._data = out._data
     if info is None and len(tensor._vc) > 1:
         _reroot_views(tensor, *undo)

@@ -142,32 +142,23 @@ def test_in_place_ops_carry_torch_names():
         x, y = lib.rand(2, 6), lib.rand(2, 6)
         index, mask, one = lib.tensor([0, 1]), y > 0.5, lib.tensor(1.0)
         with lib.profiler.profile(record_shapes=True) as prof:
-            x.add_(1)
-            x.mul_(2)
-            x.zero_()
-            x.fill_(3.0)
-            x.copy_(y)
-            x.sub_(y, alpha=2)
-            x.clamp_(0, 1)
-            x.neg_()
-            x.sigmoid_()
-            x.relu_()
-            x.masked_fill_(mask, 0.0)
-            x[index] = one
+            x.add_(1), x.mul_(2), x.zero_(), x.fill_(3.0), x.copy_(y), x.sub_(y, alpha=2)
+            x.clamp_(0, 1), x.neg_(), x.sigmoid_(), x.relu_(), x.masked_fill_(mask, 0.0)
             x.index_put_((index,), one)
-            x.uniform_()
-            x.normal_()
-            x.bernoulli_(0.5)
-            x.div_(2.0)
-            x.exp_()
-            x.addcmul_(y, y, value=0.5)
-            x.lerp_(y, 0.5)
+            x[index] = one
+            x.uniform_(), x.normal_(), x.bernoulli_(0.5), x.div_(2.0), x.exp_(), x.abs_()
+            x.clamp_min_(0.1), x.clamp_max_(1.0), x.pow_(2), x.sqrt_(), x.tanh_()
+            x.addcmul_(y, y, value=0.5), x.lerp_(y, 0.5)
+            x.t_(), x.unsqueeze_(0), x.squeeze_()
             lib.nn.functional.relu(x, inplace=True)
+            x.floor_(), x.log_()
         return [e.name.split("::")[-1] for e in prof.events() if e.cpu_parent is None]
     assert like_torch(program) == [
         "add_", "mul_", "zero_", "fill_", "copy_", "sub_", "clamp_", "neg_", "sigmoid_",
         "relu_", "masked_fill_", "index_put_", "index_put_", "uniform_", "normal_",
-        "bernoulli_", "div_", "exp_", "addcmul_", "lerp_", "relu_"]
+        "bernoulli_", "div_", "exp_", "abs_", "clamp_min_", "clamp_max_", "pow_", "sqrt_",
+        "tanh_", "addcmul_", "lerp_", "t_", "unsqueeze_", "squeeze_", "relu_", "floor_",
+        "log_"]
 
 
 def test_in_place_event_arguments(tmp_path):

@@ -263,3 +263,15 @@ def test_equal_numbers_of_other_types_stay_apart(tmp_path):
         [["float", "long int"], ["", ""]], [["float", "double"], ["", ""]],
         [["float", "bool"], ["", ""]], [["float", "float", "Scalar"], ["", "", "2"]],
         [["float", "float", "Scalar"], ["", "", "2."]]]
+
+
+def test_unrecorded_setitem_is_one_index_put():
+    # Known: x[0] = v on a tensor that records no graph is one index_put_ (torch: select, then
+    # fill_ into the view); recorded, gradkit's write is torch's select and fill_ too
+    x, w = gradkit.rand(2, 6), gradkit.rand(2, 6, requires_grad=True)
+    with gradkit.profiler.profile() as prof:
+        x[0] = 5.0
+        y = w * 1
+        y[0] = 2.0
+    top = [e.name for e in prof.events() if e.cpu_parent is None]
+    assert top[:4] == ["gradkit::index_put_", "gradkit::mul", "gradkit::select", "gradkit::fill_"]

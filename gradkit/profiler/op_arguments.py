@@ -35,6 +35,9 @@ _EMPTY_DIMS = frozenset(("gradkit::amax", "gradkit::amin"))  # dim=[]: every dim
 # ops whose number operands torch's Python binding wraps into 0-d tensors (no Scalar overload)
 _WRAPPED_NUMBERS = frozenset(f"gradkit::{name}{suffix}" for suffix in ("", "_") for name in (
     "add", "sub", "mul", "div", "true_divide", "floor_divide"))
+# torch's trailing arguments that gradkit's op has not, with the value torch's call gives them
+_TORCH_EXTRAS = {"gradkit::expand": (False,), "gradkit::topk": (True,),  # implicit, sorted
+                 "gradkit::copy_": (False,)}  # non_blocking
 _NUMBER_DTYPES = {bool: np_dtype("bool"), int: np_dtype("int64"), float: np_dtype("float64"),
                   complex: np_dtype("complex128")}
 
@@ -66,7 +69,7 @@ def torch_arguments(name: str, meta: tuple) -> tuple:
               for p in op.profiled_params}
     if name in _DIM_LISTS and "dim" in listed:
         _as_torch_dims(name, listed)
-    return (*inputs, *listed.values())
+    return (*inputs, *listed.values(), *_TORCH_EXTRAS.get(name, ()))
 
 
 def _as_torch_dims(name: str, listed: dict) -> None:

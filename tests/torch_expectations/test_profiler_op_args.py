@@ -93,6 +93,9 @@ PROGRAMS = {  # ops whose arguments are torch's: positional, keyword and default
     "sort": lambda lib, x, y: x.sort(1),
     "tril": lambda lib, x, y: x.tril(1),
     "repeat": lambda lib, x, y: x.repeat(2, 1),
+    "expand": lambda lib, x, y: x.expand(3, 2, 6),  # (implicit, sorted, non_blocking: torch's
+    "topk": lambda lib, x, y: x.topk(2, 1),  # arguments gradkit's ops have not)
+    "copy_": lambda lib, x, y: x.copy_(y),
 }
 
 

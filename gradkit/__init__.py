@@ -38,9 +38,10 @@ from gradkit.memory_format import (  # noqa: F401
 from gradkit._inplace_functions import FUNCTIONS as _INPLACE_FUNCTIONS
 # after the ops: gradkit.zeros_like & co. are the creation functions (dtype=, device=, ...)
 from gradkit.creation import (  # noqa: F401
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
-    logspace, ones, ones_like, rand, rand_like, randint,
-    randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like)
+    as_tensor, eye, from_numpy, linspace, logspace, randint, randint_like, randperm, tensor)
+from gradkit.creation_events import (  # noqa: F401 - op events while profiling
+    arange, empty, empty_like, full, full_like, ones, ones_like, rand, rand_like, randn,
+    randn_like, zeros, zeros_like)
 from gradkit.generator import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
 from gradkit.windows import (  # noqa: F401

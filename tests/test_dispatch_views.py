@@ -17,7 +17,7 @@ from gradkit.ops.shape import unsqueeze
 class _WatchOps(observers.Observer):
     """Watching ops sends every op down ``_dispatch_general`` (and does nothing else)."""
 
-    def op_exit(self, token, name, inputs, outputs, node) -> None:
+    def op_exit(self, token, name, inputs, outputs, node, params) -> None:
         pass
 
 

@@ -248,7 +248,7 @@ def test_observers_see_function_forward_and_node():
             events.append(("enter", name))
             return name
 
-        def op_exit(self, token, name, inputs, outputs, node):
+        def op_exit(self, token, name, inputs, outputs, node, params):
             events.append(("exit", token, node.name() if node is not None else None))
 
         def node_enter(self, node, grads):

@@ -77,7 +77,7 @@ def test_the_engines_inline_test_agrees_with_holds_saved_variables(name):
 class _WatchOps(observers.Observer):
     """Watching ops sends every op down ``_dispatch_general``."""
 
-    def op_exit(self, token, name, inputs, outputs, node) -> None:
+    def op_exit(self, token, name, inputs, outputs, node, params) -> None:
         pass
 
 

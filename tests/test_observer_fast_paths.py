@@ -30,7 +30,7 @@ class _Log(observers.Observer):
     def op_enter(self, name, inputs):
         return name
 
-    def op_exit(self, token, name, inputs, outputs, node):
+    def op_exit(self, token, name, inputs, outputs, node, params):
         self.log.append((self.tag, "op", token, outputs is not None,
                          node.name() if node is not None else None))
 
@@ -65,7 +65,7 @@ class _Attached:
 def test_points_list_only_the_observers_that_implement_them():
     quiet, errors_only, log = observers.Observer(), _ErrorsOnly(), _Log([], "a")
 
-    def closure_op_exit(token, name, inputs, outputs, node):
+    def closure_op_exit(token, name, inputs, outputs, node, params):
         pass
     bound = observers.Observer()
     bound.op_exit = closure_op_exit  # a function set on the instance counts too
@@ -99,7 +99,7 @@ class _ExitsOnly(observers.Observer):
     def __init__(self) -> None:
         self.starts = []
 
-    def op_exit(self, token, name, inputs, outputs, node):
+    def op_exit(self, token, name, inputs, outputs, node, params):
         self.starts.append(("op", token, time.perf_counter_ns()))
 
     def node_exit(self, token, node, grads, grad_inputs):

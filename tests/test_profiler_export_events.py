@@ -13,6 +13,7 @@ import gradkit
 from gradkit.profiler import profile, record_function
 from gradkit.profiler.chrome_trace import format_us
 from gradkit.profiler.recorder import BACKWARD, BACKWARD_NAME, NODE, OP, RANGE, Recorder
+from gradkit.profiler.op_arguments import concrete_text
 from gradkit.profiler.timeline import EVALUATE_PREFIX, build
 from gradkit.profiler.trace_export import export_chrome_trace
 
@@ -48,9 +49,9 @@ def _expected_args(event) -> dict:
     if event.input_shapes is not None and (event.input_shapes or not event.is_user_annotation):
         args["Input Dims"] = event.input_shapes
         args["Input type"] = event.input_types
-        args["Concrete Inputs"] = event.concrete_inputs
+        args["Concrete Inputs"] = [concrete_text(v) for v in event.concrete_inputs]
         args["Input Strides"] = event.input_strides
-    if event.fwd_thread and event.site:
+    if event.site and (event.fwd_thread or event.sequence_nr < 0):  # an op without a node too
         args["Forward call site"] = event.site
     if event.stack:
         args["Call stack"] = ";".join(event.stack)

@@ -309,9 +309,11 @@ def test_profiler_names_each_sampling_op():
         gradkit.zeros(3).log_normal_()
         gradkit.bernoulli(gradkit.full((3,), 0.5))
         gradkit.zeros(3).random_(0, 4)
-    names = {event.name for event in prof.events()}
-    assert {"gradkit::uniform", "gradkit::normal", "gradkit::log_normal", "gradkit::bernoulli",
-            "gradkit::random"} <= names
+    # torch 2.13's top-level events of the same program (in-place draws named as torch's)
+    assert [e.name for e in prof.events() if e.cpu_parent is None] == [
+        "gradkit::mul", "gradkit::uniform_", "gradkit::normal", "gradkit::zeros",
+        "gradkit::log_normal_", "gradkit::full", "gradkit::bernoulli", "gradkit::zeros",
+        "gradkit::random_"]
 
 
 @pytest.mark.parametrize("name", ["uniform_", "normal_", "trunc_normal_", "xavier_uniform_",

@@ -67,7 +67,8 @@ def test_profile_call_stack_under_the_cli_starts_at_the_script(tmp_path):
     assert matmul["args"]["Call stack"].split(";") == [f"{script}(4): model",
                                                        f"{script}(8): <module>"]
     stacks = [e["args"]["Call stack"] for e in events if "Call stack" in e.get("args", {})]
-    assert len(stacks) > 2 and all(s.endswith(f"{script}(8): <module>") for s in stacks)
+    lines = tuple(f"{script}({n}): <module>" for n in (6, 7, 8))  # randn (6, 7): events too
+    assert len(stacks) > 2 and all(s.endswith(lines) for s in stacks)
     assert all(frame.startswith(f"{script}(") for s in stacks for frame in s.split(";"))
 
 
@@ -83,7 +84,8 @@ def test_export_stacks_of_a_run_script_is_folded_from_the_script(tmp_path):
     for line in lines:
         assert folded.match(line), line
         frames = line.rsplit(" ", 1)[0].split(";")
-        assert frames[0] == f"{script}(8):_<module>" and frames[-1].startswith("gradkit::")
+        assert frames[0] in {f"{script}({n}):_<module>" for n in (6, 7, 8)}  # randn: 6, 7
+        assert frames[-1].startswith("gradkit::")
     matmul = next(line for line in lines if ";gradkit::matmul " in line)
     assert matmul.split(";")[:2] == [f"{script}(8):_<module>", f"{script}(4):_model"]
 

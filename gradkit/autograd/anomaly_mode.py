@@ -271,7 +271,7 @@ _OFF = object()  # node_enter's token on a thread where anomaly mode is off
 class _AnomalyObserver(observers.Observer):
     """Captures forward stacks on nodes and checks values at the engine's observer points."""
 
-    def op_exit(self, token, name, inputs, outputs, node) -> None:
+    def op_exit(self, token, name, inputs, outputs, node, params) -> None:
         s = _thread.state
         if not s.enabled:
             return

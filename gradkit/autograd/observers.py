@@ -13,7 +13,8 @@ for less than a Python call to an enter point would cost.
 
 An observer implements any of::
 
-    op_enter(name, inputs) -> token            op_exit(token, name, inputs, outputs, node)
+    op_enter(name, inputs) -> token            op_exit(token, name, inputs, outputs, node, params)
+                                        (params: the op's keyword parameters given, a dict)
     node_enter(node, grads) -> token           node_exit(token, node, grads, grad_inputs)
     node_error(node, exc)   (an exception in a node's backward or hooks; node_exit may raise)
     saved_pack(nbytes, pack)                   saved_release(nbytes, pack)
@@ -40,6 +41,7 @@ node_entering = False  # the same for node watchers and node_enter
 _op_enterers: tuple = ()    # those watchers, for the paths with several observers
 _node_enterers: tuple = ()
 _lock = threading.Lock()
+_NO_PARAMS: dict = {}  # (never written)
 
 
 class Observer:
@@ -48,7 +50,7 @@ class Observer:
     def op_enter(self, name, inputs):
         return None
 
-    def op_exit(self, token, name, inputs, outputs, node) -> None:
+    def op_exit(self, token, name, inputs, outputs, node, params) -> None:
         pass
 
     def node_enter(self, node, grads):
@@ -79,7 +81,7 @@ class Observer:
         pass
 
 
-def observe_op(watchers: tuple, name: str, inputs, run):
+def observe_op(watchers: tuple, name: str, inputs, run, params=None):
     """``run() -> (outputs, node)`` between the op_enter and op_exit of ``watchers``."""
     start = perf_counter_ns()
     tokens = [o.op_enter(name, inputs) if o in _op_enterers else start for o in watchers]
@@ -89,7 +91,7 @@ def observe_op(watchers: tuple, name: str, inputs, run):
         return outputs
     finally:
         for o, token in zip(watchers, tokens, strict=True):
-            o.op_exit(token, name, inputs, outputs, node)
+            o.op_exit(token, name, inputs, outputs, node, params or _NO_PARAMS)
 
 
 def observe_module(label: str, call):

@@ -189,7 +189,7 @@ class _BatchedTensors(observers.Observer):
     def start(self, tensors) -> None:
         self.held = {id(t): t for t in tensors}
 
-    def op_exit(self, token, name, inputs, outputs, node) -> None:
+    def op_exit(self, token, name, inputs, outputs, node, params) -> None:
         if outputs is not None and any(id(t) in self.held for t in _tensors_in(inputs)):
             self.held.update((id(t), t) for t in _tensors_in(outputs))
 

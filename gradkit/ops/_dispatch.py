@@ -207,10 +207,10 @@ def _dispatch_general(op: Op, args: tuple, params: dict):
     try:
         result = _apply(op, args, datas, params, needs_grad)
     except BaseException:
-        observer.op_exit(token, name, args, None, None)
+        observer.op_exit(token, name, args, None, None, params)
         raise
     observer.op_exit(token, name, args, result,
-                     result.grad_fn if type(result) is Tensor else _node_of(result))
+                     result.grad_fn if type(result) is Tensor else _node_of(result), params)
     return result
 
 
@@ -295,7 +295,7 @@ def _dispatch_observed(watchers, op, args, datas, params, needs_grad):
     def run():
         result = _apply(op, args, datas, params, needs_grad)
         return result, result.grad_fn if type(result) is Tensor else _node_of(result)
-    return observers.observe_op(watchers, op.profiler_name, args, run)
+    return observers.observe_op(watchers, op.profiler_name, args, run, params)
 
 
 def _record(op: Op, args, datas, params, out, xp):

@@ -45,6 +45,9 @@ from gradkit.ops.missing_inputs import bind_inputs
 from gradkit.signature_errors import missing_arguments
 
 
+ALL_OPS: list = []  # every Op made (the profiler finds an event's parameters by its name)
+
+
 def _to_node_name(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in name.split("_")) + "Backward0"
 
@@ -98,6 +101,7 @@ class Op:
         self.param_names = [p.name for p in params
                             if p.default is not p.empty or p.kind is p.KEYWORD_ONLY]
         self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
+        self.profiled_params = self.param_names  # those torch's profiler lists (not internal)
         # how many parameters torch takes positionally (``keyword_only`` lowers it)
         self.positional_limit = len(self.param_names)
         self.input_keywords = None  # torch's names of the inputs (input=, mat1=, ...), if taken
@@ -126,6 +130,7 @@ class Op:
         self.numbers = None
         # method=True (or a name, or names): also x.name(...); inplace=True: also x.name_(...)
         register_method(self, self.name, method, inplace)
+        ALL_OPS.append(self)
 
     @property
     def numbers(self):  # fn(params) -> params read as torch's parser reads them, or None

@@ -11,6 +11,7 @@ import numpy as np
 from gradkit.number_arguments import number_argument, python_number
 from gradkit.ops._op import op
 from gradkit.ops.conversion import fitted
+from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.unary import unary
 from gradkit.ops.methods import register, tensor_method
@@ -121,11 +122,21 @@ _clamp_tensors.defjvp(lambda t, x, lo, hi: where(_inside(x, lo, hi), t, 0.0),
 @tensor_method(("clamp", "clip"), inplace=True)
 def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
+    return _clamp(input, min, max, _clamp_tensors, _clamp_numbers)
+
+
+def _clamp_in_place(input, min=None, max=None):  # noqa: A002 - torch's names
+    """clamp as ``x.clamp_(...)`` runs it: its event named as torch's, clamp_."""
+    return _clamp(input, min, max, in_place_form(_clamp_tensors), in_place_form(_clamp_numbers))
+
+
+def _clamp(input, min, max, by_tensors, by_numbers):  # noqa: A002 - torch's names
+    """clamp's work with its two ops (or their in-place forms)."""
     min, max = number_bound(input, min), number_bound(input, max)  # noqa: A001
     if hasattr(min, "_data") or hasattr(max, "_data"):
         _check_bounds(min, max)
-        return _clamp_tensors(input, min, max)
-    return _clamp_numbers(input, min, max)
+        return by_tensors(input, min, max)
+    return by_numbers(input, min, max)
 
 
 def _check_in_place(target, min=None, max=None) -> None:  # noqa: A002
@@ -139,4 +150,5 @@ def _check_in_place(target, min=None, max=None) -> None:  # noqa: A002
 
 
 clamp.check_in_place = _check_in_place
+clamp.in_place = _clamp_in_place
 register(clamp, "clip", False, inplace=True)  # x.clip_(...)

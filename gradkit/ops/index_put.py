@@ -2,6 +2,7 @@
 tensors, as ``input[indices] = values`` (``x[key] = v`` itself is ``setitem.setitem_``)."""
 from __future__ import annotations
 
+from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.index_keys import _raw_key
 from gradkit.ops.indexing import getitem, index_put_into_zeros, index_put_key
 from gradkit.ops.methods import tensor_method
@@ -13,6 +14,19 @@ from gradkit.ops.unary_helpers import scalar_type_name
 def index_put(input, indices, values, accumulate: bool = False):  # noqa: A002 - torch's name
     """``input`` with ``values`` written at ``indices`` (a tuple of index tensors, read as
     ``input[indices]``); ``accumulate=True`` adds them (repeated indices add up)."""
+    return _index_put(input, indices, values, accumulate, index_put_key)
+
+
+def _index_put_in_place(input, indices, values, accumulate: bool = False):  # noqa: A002
+    """index_put as ``x.index_put_(...)`` runs it: its event named as torch's, index_put_."""
+    return _index_put(input, indices, values, accumulate, in_place_form(index_put_key))
+
+
+index_put.in_place = _index_put_in_place
+
+
+def _index_put(input, indices, values, accumulate: bool, put):  # noqa: A002 - torch's name
+    """index_put's work, writing with the op ``put`` (index_put_key or its in-place form)."""
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of Tensors, "
                         f"not {type(indices).__name__}")
@@ -22,7 +36,7 @@ def index_put(input, indices, values, accumulate: bool = False):  # noqa: A002 -
                            f"{scalar_type_name(values)} for the source.")
     key = _raw_key(tuple(indices))
     if not accumulate:
-        return index_put_key(input, values, key=key)
+        return put(input, values, key=key)
     region = getitem(input, key)
     if not _broadcasts(tuple(values.shape), tuple(region.shape)):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "

@@ -171,6 +171,7 @@ def _value_grad(g, value_shape, key):
 
 index_put_key.defvjp(lambda g, x_shape, value_shape, key: index_put_key(g, 0.0, key),
                      lambda g, x_shape, value_shape, key: _value_grad(g, value_shape, key))
+index_put_key.profiled_params = ()  # torch lists its indices before the value: not its key
 index_put_key.number_edges = True  # torch makes a number value a 0-d tensor: a (None, 0) edge
 index_put_key.defjvp(lambda t, x_shape, value_shape, key: index_put_key(t, 0.0, key),
                      lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))

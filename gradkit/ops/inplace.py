@@ -21,6 +21,7 @@ from gradkit.backend import device_context
 from gradkit.ops import _dispatch
 from gradkit.ops.complex import is_conjugated_view, is_negative_view
 from gradkit.ops.copy_slices import copy_slices, wrap_op_node
+from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.in_place_overloads import (
     check_output, check_output_before_kernel, in_place_checks, name_in_place_node)
 from gradkit.ops.memory_overlap import (
@@ -119,12 +120,13 @@ def inplace(tensor, out_of_place, *args, **kwargs):
 def _run_out_of_place(tensor, view, recording: bool, out_of_place, args, kwargs):
     """The op's result for the values ``tensor`` holds; recording, on a copy of them that
     carries the tensor's history (the op may save its input for backward)."""
+    run = in_place_form(out_of_place)  # the same op, named as torch's in-place op
     if not recording:
         forward_ad = _dispatch._forward_ad
         if forward_ad is None or not forward_ad.has_tangents((tensor, *args)):
-            return out_of_place(tensor, *args, **kwargs)
+            return run(tensor, *args, **kwargs)
         with enable_grad():  # as torch, an in-place write's new tangent is recorded under
-            return out_of_place(tensor, *args, **kwargs)  # no_grad too; the value's node is not
+            return run(tensor, *args, **kwargs)  # no_grad too; the value's node is not
     with device_context(tensor._data):
         old_values = tensor._data.copy()
     grad_fn, output_nr = _history_of_written(tensor, view)
@@ -132,7 +134,7 @@ def _run_out_of_place(tensor, view, recording: bool, out_of_place, args, kwargs)
     source._requires_grad = tensor._requires_grad
     if getattr(tensor, "_fw", None) is not None:  # forward AD: the old tangent goes in too
         source._fw = tensor._fw
-    result = out_of_place(source, *args, **kwargs)
+    result = run(source, *args, **kwargs)
     name_in_place_node(out_of_place, result.grad_fn)  # fill_: FillBackward2 and 3
     if grad_fn is not tensor.grad_fn:  # a hook-free edge for the write; what the op saved
         _resave_with_hooks(result, source, tensor)  # keeps the view's hooked history

@@ -14,6 +14,7 @@ from gradkit.autograd.graph import node_type
 from gradkit.autograd.inference import check_inplace
 from gradkit.int_arguments import int_argument, invalid_combination, reads_as_int
 from gradkit.signature_errors import bind
+from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.inplace import refuse_recorded_write, set_history
 from gradkit.ops.methods import register
 from gradkit.ops.shape import squeeze, t, transpose, unsqueeze, view
@@ -41,7 +42,7 @@ def restride_in_place(tensor: Tensor, view_op, undo, check=None, **params) -> Te
         refuse_recorded_write(tensor, info)
     if check is not None:
         check()
-    out = view_op(tensor, **params)
+    out = in_place_form(view_op)(tensor, **params)  # named as torch's: t_, squeeze_
     tensor._data = out._data
     if info is None and len(tensor._vc) > 1:
         _reroot_views(tensor, *undo)

@@ -20,6 +20,7 @@ from gradkit.generator import check_draw_parameters, random_guard, rng_of
 from gradkit.number_arguments import number_argument, number_if_read
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op
+from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.inplace import inplace
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
@@ -60,11 +61,23 @@ _SAMPLERS = {(name, forward): _sampler(name, forward) for name, forward in (
     ("cauchy", _draw_one), ("poisson", _draw_one))}
 
 
+def _sampler_of(inputs: tuple, node: str) -> Op:
+    """The sampler of torch's node name ``node`` for ``inputs``."""
+    name = re.sub(r"(?<!^)(?=[A-Z])", "_", node.split("Backward")[0]).lower()
+    return _SAMPLERS[name, _draw_two if len(inputs) == 2 else _draw_one]
+
+
 def _sample(*inputs: Tensor, node: str, draw) -> Tensor:
     """``draw`` of ``inputs`` through the sampler of torch's node name ``node``."""
-    name = re.sub(r"(?<!^)(?=[A-Z])", "_", node.split("Backward")[0]).lower()
-    forward = _draw_two if len(inputs) == 2 else _draw_one
-    return _SAMPLERS[name, forward](*inputs, draw=draw, node=node)
+    return _sampler_of(inputs, node)(*inputs, draw=draw, node=node)
+
+
+def _sample_in_place(*inputs: Tensor, node: str, draw) -> Tensor:
+    """``_sample`` as an in-place call runs it: its events named as torch's (``uniform_``)."""
+    return in_place_form(_sampler_of(inputs, node))(*inputs, draw=draw, node=node)
+
+
+_sample.in_place = _sample_in_place
 
 
 def _fill(tensor: Tensor, node: str, draw, *inputs: Tensor) -> Tensor:

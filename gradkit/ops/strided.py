@@ -182,6 +182,7 @@ _as_strided.defvjp(lambda g, size, stride, storage_offset, source:
 _as_strided.defjvp(lambda t, size, stride, storage_offset, source:
                    through_storage(t, source, (size, stride, storage_offset), source))
 _as_strided.name, _as_strided.profiler_name = "as_strided", "gradkit::as_strided"
+_as_strided.profiled_params = ("size", "stride", "storage_offset")  # torch's (no source)
 
 
 def _strided_arguments(x: Tensor, size, stride, offset, function: str,

@@ -14,6 +14,7 @@ from gradkit.number_arguments import python_number, reads_as_number
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamped_by_numbers, clamped_by_tensors
 from gradkit.ops.elementwise import exp2
+from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, category, result_type
@@ -112,12 +113,14 @@ _BOUNDS = {(name, lower): (_bound_op(name, lower, node), _tensor_bound_op(name, 
                                      ("clamp_max", False, "ClampMax"))}
 
 
-def _one_sided(name: str, lower: bool, input, bound):
+def _one_sided(name: str, lower: bool, input, bound, form=None):
+    """clamp_min/clamp_max by a number or a tensor bound; ``form``: the op's form to run (its
+    in_place_form for clamp_min_/clamp_max_), default the op itself."""
     bound = python_number(bound)
     if bound is None or not (type(bound) in PY_SCALARS or hasattr(bound, "_data")):
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
                         f"(Tensor, {type(bound).__name__})")
-    numbers, tensors = _BOUNDS[name, lower]
+    numbers, tensors = _BOUNDS[name, lower] if form is None else map(form, _BOUNDS[name, lower])
     if type(bound) in PY_SCALARS:
         if isinstance(bound, complex) or input.is_complex():
             raise CLAMP_COMPLEX(None)
@@ -140,7 +143,7 @@ def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002
     return _one_sided("clamp_max", False, input, max)
 
 
-def _in_place(one_sided, name: str):
+def _in_place(one_sided, name: str, lower: bool):
     """x.clamp_min_(b) / x.clamp_max_(b) (``name``: its bound's keyword, min or max): torch's
     structured kernel of a number bound names the target's C type when the result cannot be
     written into it ("... output type long int"), the maximum/minimum kernel of a tensor bound
@@ -149,7 +152,7 @@ def _in_place(one_sided, name: str):
         if kwargs.keys() - {name} or len(args) + len(kwargs) != 1:
             raise invalid_combination(f"{one_sided.__name__}_", args, kwargs)
         bound = args[0] if args else kwargs[name]
-        result = one_sided(input, bound)
+        result = _one_sided(one_sided.__name__, lower, input, bound, in_place_form)
         if type(bound) in PY_SCALARS and \
                 category(result._data.dtype) > category(input._data.dtype):
             raise RuntimeError(f"result type {scalar_type_name(result._data)} can't be cast to "
@@ -158,8 +161,8 @@ def _in_place(one_sided, name: str):
     return checked
 
 
-for _function, _bound in ((clamp_min, "min"), (clamp_max, "max")):
-    register(_in_place(_function, _bound), _function.__name__, False, inplace=True)
+for _function, _bound, _lower in ((clamp_min, "min", True), (clamp_max, "max", False)):
+    register(_in_place(_function, _bound, _lower), _function.__name__, False, inplace=True)
 
 
 @op(method=True)

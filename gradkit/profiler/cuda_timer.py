@@ -105,7 +105,7 @@ class CudaTimer(observers.Observer):
     def op_enter(self, name, inputs):
         return self._begin(name, "op", inputs)
 
-    def op_exit(self, token, name, inputs, outputs, node) -> None:
+    def op_exit(self, token, name, inputs, outputs, node, params) -> None:
         self._end(token)
 
     def node_enter(self, node, grads):

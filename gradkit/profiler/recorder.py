@@ -28,9 +28,10 @@ import time
 import weakref
 from itertools import repeat
 
-from numpy import ndarray
+from numpy import dtype as np_dtype, ndarray
 
 from gradkit._tensor import Tensor
+from gradkit.backend import dtype
 from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
 
@@ -85,6 +86,42 @@ def _user_stack(frame, limit: int = 64) -> tuple:
 _PLAIN_SCALARS = frozenset((int, float, complex, bool, type(None)))
 
 
+class Ints(tuple):
+    """A list of ints among an op's arguments (torch's ``ScalarList``: sizes, dims)."""
+
+
+class Tensors(tuple):
+    """A list of tensors among an op's arguments (torch's ``TensorList``): their metadata."""
+
+
+class Given(tuple):
+    """The keyword parameters an op call was given: ``(name, metadata, type)`` triples, last in
+    its input metadata (the defaults of the others are filled in when the event is formatted;
+    the type keeps 1 and 1.0 apart)."""
+
+
+def value_meta(a):
+    """What is kept of one argument: a tensor's (shape, dtype, strides), a number, None, a
+    dtype, an int list, a tensor list's metadata; a string is None (torch lists no value);
+    anything else its type's name. Nothing that keeps an array alive."""
+    if type(a) in _PLAIN_SCALARS:  # exact types: a numpy scalar has a shape and a dtype
+        return a
+    if isinstance(a, (tuple, list)):
+        if all(type(i) is int for i in a):
+            return Ints(a)
+        if all(isinstance(i, Tensor) for i in a):
+            return Tensors(_input_meta(a))
+        return type(a).__name__
+    if isinstance(a, (dtype, np_dtype, str)):
+        return None if isinstance(a, str) else a
+    data = a._data if isinstance(a, Tensor) else a
+    if hasattr(data, "shape") and hasattr(data, "dtype"):
+        return tuple(data.shape), data.dtype, getattr(data, "strides", None)
+    if isinstance(a, (int, float, complex, bool)):
+        return a
+    return type(a).__name__
+
+
 def _input_meta(inputs) -> tuple:
     """Shapes/dtypes of tensor and array inputs; scalars as themselves (formatted later)."""
     meta = []
@@ -92,18 +129,13 @@ def _input_meta(inputs) -> tuple:
         if type(a) is Tensor:
             data = a._data
             meta.append((data.shape, data.dtype, data.strides))
-            continue
-        if type(a) in _PLAIN_SCALARS:  # exact types: a numpy scalar has a shape and a dtype
-            meta.append(a)
-            continue
-        data = a._data if isinstance(a, Tensor) else a
-        if hasattr(data, "shape") and hasattr(data, "dtype"):
-            meta.append((tuple(data.shape), data.dtype, getattr(data, "strides", None)))
-        elif isinstance(a, (int, float, complex, bool)) or a is None:
-            meta.append(a)
         else:
-            meta.append(type(a).__name__)
+            meta.append(value_meta(a))
     return tuple(meta)
+
+
+def _given(params: dict) -> Given:
+    return Given((name, value_meta(value), type(value)) for name, value in params.items())
 
 
 def _ignore(nbytes: int, pack: int) -> None:
@@ -116,6 +148,8 @@ class Recorder(observers.Observer):
     The observer points are closures over locals, bound per instance for its options
     (attribute lookups are most of the per-op price); none refers to the recorder itself.
     """
+
+    records_creations = True  # creation functions are op events (gradkit/creation_events.py)
 
     def __init__(self, record_shapes: bool = False, profile_memory: bool = False,
                  with_stack: bool = False, clock=None, with_modules: bool = False) -> None:
@@ -163,15 +197,19 @@ class Recorder(observers.Observer):
         def op_enter(name, inputs):
             return clock()
 
-        def op_exit(start, name, inputs, outputs, node):
+        def op_exit(start, name, inputs, outputs, node, params):
             end, tid = clock(), thread.tid
             meta = None
             if shapes:  # what went in: ops write into their inputs only after this point
                 meta = None if node is None else node.input_meta  # its node read them already
-                if not meta or None in meta:  # no node, or not all inputs are tensors
+                numbers = not meta or None in meta  # no node, or not all inputs are tensors
+                if numbers:
                     meta = _input_meta(inputs)
-                # one tuple per distinct signature is kept, not one per op: fewer objects
-                meta = metas.setdefault(meta, meta)
+                if params:
+                    meta, numbers = (*meta, _given(params)), True
+                # one tuple per distinct signature is kept, not one per op: fewer objects (the
+                # types keep the signatures of 1, 1.0 and True apart)
+                meta = metas.setdefault((meta, *map(type, meta)) if numbers else meta, meta)
             # the user's line that called the op (op_exit <- dispatch <- ... <- user), also
             # of an op that made no node (no_grad, an optimizer's update): the line table
             # attributes its time as any other op's

@@ -6,9 +6,9 @@ import threading
 from operator import itemgetter
 
 from gradkit._user_frames import user_frame_count
-from gradkit.ops.strided import strides_in_elements
 from gradkit.profiler.events import EventList, FunctionEvent, nest
 from gradkit.profiler.flops import count_flops
+from gradkit.profiler.op_arguments import input_lists
 from gradkit.profiler.recorder import (BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text,
                                        thread_names_seen)
 
@@ -19,14 +19,6 @@ def node_inside_wrapper(start: int, end: int) -> tuple:
     """A backward node's span, 1 ns inside its evaluate_function wrapper's ``(start, end)`` on
     both sides: HTA nests the events after two slices of one span wrongly."""
     return (start + 1, end - 1) if end - start >= 2 else (start, end)
-
-# numpy dtype name -> the C++ type name torch writes in "Input type"
-_TORCH_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-                "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-                "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-                "bool": "bool", "complex64": "c10::complex<float>",
-                "complex128": "c10::complex<double>"}
-
 
 class Timeline:
     """Everything one recording session produced, ready for tables and trace writers."""
@@ -66,30 +58,6 @@ def stack_frames(stack: tuple) -> tuple:
     return tuple(f"{code.co_filename}({line}): {code.co_name}" for code, line in user)
 
 
-def input_lists(meta: tuple) -> tuple:
-    """(shapes, types, concrete values, strides) of recorded input metadata, as torch lists
-    them; a (shape, dtype) without byte strides is contiguous."""
-    shapes, types, concrete, strides = [], [], [], []
-    for m in meta:
-        if type(m) is tuple:
-            shapes.append(list(m[0]))
-            types.append(_TORCH_TYPES.get(m[1].name, m[1].name))
-            concrete.append("")
-            byte_strides = m[2] if len(m) > 2 else None
-            strides.append(list(strides_in_elements(m[0], byte_strides, m[1].itemsize)))
-        elif m is None or isinstance(m, (int, float, complex)):
-            shapes.append([])
-            types.append("" if m is None else "Scalar")
-            concrete.append("" if m is None else str(m))
-            strides.append([])
-        else:
-            shapes.append([])
-            types.append(str(m))
-            concrete.append("")
-            strides.append([])
-    return shapes, types, concrete, strides
-
-
 def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Timeline:
     """Turn ``recorder.records`` into a Timeline (times relative to the session start)."""
     base = recorder.start_ns
@@ -104,7 +72,7 @@ def build(recorder, record_shapes: bool = False, with_flops: bool = False) -> Ti
             event = FunctionEvent(name, "cpu_op", tid, start - base, end - base, seq)
             if meta is not None:
                 (event.input_shapes, event.input_types, event.concrete_inputs,
-                 event.input_strides) = input_lists(meta)
+                 event.input_strides) = input_lists(name, meta)
                 if with_flops:
                     event.flops = count_flops(name, event.input_shapes)
                 if not record_shapes:

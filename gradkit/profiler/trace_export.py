@@ -14,7 +14,8 @@ from gradkit.profiler.chrome_trace import ChromeTraceWriter, encode_json, format
 from gradkit.profiler.cuda_timer import write_gpu_track
 from gradkit.profiler.flops import count_flops
 from gradkit.profiler.recorder import BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text
-from gradkit.profiler.timeline import (EVALUATE_PREFIX, input_lists, memory_series,
+from gradkit.profiler.op_arguments import concrete_text, input_lists
+from gradkit.profiler.timeline import (EVALUATE_PREFIX, memory_series,
                                        node_inside_wrapper,
                                        stack_frames, thread_names)
 
@@ -67,7 +68,8 @@ class _Texts:
         key = (name, meta, *map(type, meta))  # the types keep 1, 1.0 and True apart
         texts = self.inputs.get(key)
         if texts is None:
-            shapes, types, concrete, strides = input_lists(meta)
+            shapes, types, values, strides = input_lists(name, meta)
+            concrete = [concrete_text(v) for v in values]
             dims = flops = ""
             if self.record_shapes:
                 dims = (f',"Input Dims":{encode_json(shapes)},"Input type":{encode_json(types)},'

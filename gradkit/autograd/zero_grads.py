@@ -116,3 +116,23 @@ def known_zeros_like(g, shape, dtype, known: bool = True):
     if known:
         zeros = zeros.view(KnownZero)
     return zeros if getattr(g, "_data", None) is None else type(g)._make(zeros)
+
+
+def known_zeros_for(g, node, broadcast: bool, edges: tuple, batch: tuple) -> tuple:
+    """What a node that keeps torch's zero tensors zero passes on for one: known zeros, plain
+    ones for an input it broadcast (torch's ``sum_to_size`` materializes them); ``batch``: the
+    batch dims every gradient has first in a batched backward."""
+    shape = getattr(g, "shape", None)
+    return tuple(None if child is None else known_zeros_like(
+        g, batch + tuple(meta[0]), meta[1], known=not broadcast or
+        batch + tuple(meta[0]) == tuple(shape))
+        for child, meta in zip(edges, node.input_meta))
+
+
+def known_zeros_by_input(computed, g, node, broadcast: bool, modes: tuple, edges: tuple,
+                         batch: tuple) -> tuple:
+    """``computed`` (the formula run on plain zeros) where an input's mode is None, known
+    zeros where it is "known", plain zeros where it is "zeros"."""
+    zeros = known_zeros_for(g, node, broadcast, edges, batch)
+    return tuple(r if mode is None else z if mode == "known" or z is None else plain(z)
+                 for r, z, mode in zip(computed, zeros, modes))

@@ -29,7 +29,7 @@ from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, node_type
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import (
     KNOWN_ZERO_BY_INPUT, KNOWN_ZERO_BY_SHAPES, PASSES_KNOWN_ZERO, KnownZero, is_known_zero,
-    known_zeros_like, plain)
+    known_zeros_by_input, known_zeros_for, plain)
 from gradkit.int_arguments import function_form, invalid_combination
 from gradkit.numbers_hooks import passes_int
 from gradkit.ops._dispatch import _materialize, dispatch
@@ -101,7 +101,7 @@ class Op:
         self.param_names = [p.name for p in params
                             if p.default is not p.empty or p.kind is p.KEYWORD_ONLY]
         self.defaults = {p.name: p.default for p in params if p.default is not p.empty}
-        self.profiled_params = self.param_names  # those torch's profiler lists (not internal)
+        self.profiled_params = [p for p in self.param_names if p[0] != "_"]  # torch's (no _own)
         # how many parameters torch takes positionally (``keyword_only`` lowers it)
         self.positional_limit = len(self.param_names)
         self.input_keywords = None  # torch's names of the inputs (input=, mat1=, ...), if taken
@@ -330,13 +330,14 @@ class Op:
                     type(getattr(g, "_data", None)) is KnownZero:
                 name = type(node).__name__
                 if name in PASSES_KNOWN_ZERO:
-                    return _known_zeros(g, node, self.broadcast, edges)
+                    return known_zeros_for(g, node, self.broadcast, edges, batch_shape())
                 modes = KNOWN_ZERO_BY_INPUT.get(name)
                 if modes is None and name in KNOWN_ZERO_BY_SHAPES:
                     modes = KNOWN_ZERO_BY_SHAPES[name](node.input_meta)
                 if modes is not None:
                     computed = self.backward(node, (plain(g),), create_graph, edges)
-                    return _known_zeros_by_input(computed, g, node, self.broadcast, modes, edges)
+                    return known_zeros_by_input(computed, g, node, self.broadcast, modes, edges,
+                                                batch_shape())
                 g = plain(g)
         else:
             if any(map(is_known_zero, grads)):
@@ -371,26 +372,6 @@ class Op:
                     result[i] = r
             i += 1
         return result
-
-
-def _known_zeros(g, node, broadcast: bool, edges: tuple) -> tuple:
-    """What a node that keeps torch's zero tensors zero passes on for one: known zeros, plain
-    ones for an input it broadcast (torch's ``sum_to_size`` materializes them)."""
-    shape = getattr(g, "shape", None)
-    batch = batch_shape()  # in a batched backward, every gradient has the batch dim first
-    return tuple(None if child is None else known_zeros_like(
-        g, batch + tuple(meta[0]), meta[1], known=not broadcast or
-        batch + tuple(meta[0]) == tuple(shape))
-        for child, meta in zip(edges, node.input_meta))
-
-
-def _known_zeros_by_input(computed, g, node, broadcast: bool, modes: tuple,
-                          edges: tuple) -> tuple:
-    """``computed`` (the formula run on plain zeros) where an input's mode is None, known
-    zeros where it is "known", plain zeros where it is "zeros"."""
-    zeros = _known_zeros(g, node, broadcast, edges)
-    return tuple(r if mode is None else z if mode == "known" or z is None else plain(z)
-                 for r, z, mode in zip(computed, zeros, modes))
 
 
 def op(name=None, **options):

@@ -168,3 +168,29 @@ def _numbers(nested) -> list:
     if isinstance(nested, list):
         return [x for item in nested for x in _numbers(item)]
     return [nested]
+
+
+SCALAR_TENSOR_CALLS = {
+    "add": lambda m, x, a: m.add(x, x * 2, alpha=a), "sub": lambda m, x, a: x.sub(x * 2, alpha=a),
+    "rsub": lambda m, x, a: m.rsub(x, x * 2, alpha=a),
+    "add_": lambda m, x, a: (x * 1).add_(x * 2, alpha=a),
+    "index_add": lambda m, x, a: x.reshape(1).index_add(0, m.tensor([0]), x.reshape(1), alpha=a),
+    "addr": lambda m, x, a: m.addr(x.reshape(1, 1), x.reshape(1), x.reshape(1), beta=a, alpha=a),
+}
+
+
+@pytest.mark.parametrize("name", SCALAR_TENSOR_CALLS)
+@pytest.mark.parametrize("given", ["complex64", "float32", "complex128"])
+def test_a_scalar_given_as_a_0d_tensor_is_its_number(name, given):
+    """torch reads alpha (beta) given as a 0-d tensor as a Scalar: gradkit kept the tensor, so
+    on a 0-d complex128 input the derivative multiplied by a complex64 tensor rounded to
+    single precision (breadth seed 1009139); addr refused it with a TypeError."""
+    def program(m):
+        x = m.tensor(np.array(0.2154210110011534 - 0.015137981567598269j), requires_grad=True)
+        a = m.tensor(0.3 + 0.1j if given.startswith("complex") else 0.3,
+                     dtype=getattr(m, given))
+        out = SCALAR_TENSOR_CALLS[name](m, x, a)
+        weight = m.tensor(np.full(tuple(out.shape), -0.0683853 + 0.68059861j))
+        (grad,) = m.autograd.grad((out * weight).sum().real, x)
+        return out.detach().numpy().tolist(), grad.item(), out.grad_fn._saved_alpha
+    assert program(gradkit) == program(torch)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from gradkit.number_arguments import number_argument
+from gradkit.number_arguments import number_argument, numbers_reader
 from gradkit.ops._op import Op, op
 from gradkit.ops.fused import c99_multiply, complex_quotient, multiply_add
 from gradkit.ops.grad_edges import no_forward_ad
@@ -40,6 +40,9 @@ add.defvjp(lambda g, alpha: g,
            lambda g, alpha: g if alpha == 1 else g * conj(alpha))
 add.defjvp(lambda t, alpha: t,
            lambda t, alpha: t if alpha == 1 else t * alpha)
+# alpha given as a 0-d tensor is torch's Scalar: its number (a float32 one would make the
+# derivative's product float32 on a 0-d gradient: breadth seed 1009139)
+add.numbers = numbers_reader("add", alpha=None)
 
 
 @op(broadcast=True, linear=True, batchable=True, method=True)
@@ -100,6 +103,7 @@ sub.defvjp(lambda g, alpha: g,
            lambda g, alpha: -g if alpha == 1 else g * -conj(alpha))
 sub.defjvp(lambda t, alpha: t,
            lambda t, alpha: -t if alpha == 1 else t * -alpha)
+sub.numbers = numbers_reader("sub", alpha=None)
 
 
 @op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)

@@ -8,7 +8,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.backend import get_default_dtype
-from gradkit.number_arguments import python_number
+from gradkit.number_arguments import numbers_reader, python_number
 from gradkit.ops._op import Op, op
 from gradkit.ops.arithmetic import pow, sub, without_derivative  # noqa: A004 - torch's name
 from gradkit.ops.binary_math import _require_tensors
@@ -233,6 +233,7 @@ def rsub(xp, x, other, alpha=1):
 
 rsub.defvjp(lambda g, alpha: -g if alpha == 1 else g * -conj(alpha), lambda g, alpha: g)
 rsub.defjvp(lambda t, alpha: -t if alpha == 1 else t * -alpha, lambda t, alpha: t)
+rsub.numbers = numbers_reader("rsub", alpha=None)
 # torch: rsub.Tensor is RsubBackward0, rsub.Scalar RsubBackward1
 rsub.node_name_rule = lambda params, inputs: (
     f"RsubBackward{1 if type(inputs[1]) in PY_SCALARS else 0}")

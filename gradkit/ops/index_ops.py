@@ -10,6 +10,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.creation import zeros
+from gradkit.number_arguments import numbers_reader
 from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import remainder
@@ -323,6 +324,7 @@ index_add.defvjp(lambda g, dim, x_shape, index, source_shape, alpha: g, None, No
                  _source_part)
 index_add.defjvp(lambda t, dim, x_shape, index, source_shape, alpha: t, None, None,
                  _source_into_zeros)
+index_add.numbers = numbers_reader("index_add", alpha=None)  # a 0-d tensor: its number
 
 
 @op(save=("dim", "x.shape", "index", "source.shape"), method=True, inplace=True)

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import clone
@@ -62,6 +63,7 @@ addr.defvjp(lambda g, vec1, vec2, beta, alpha: _scale(g, beta.conjugate()),
             lambda g, vec1, vec2, beta, alpha: _scale(matmul(transpose(g, 0, 1), conj(vec1)),
                                                       alpha.conjugate()))
 addr.input_keywords = ("input", "vec1", "vec2")  # torch's names, taken by keyword
+addr.numbers = numbers_reader("addr", beta=None, alpha=None)  # 0-d tensors: their numbers
 addr.defjvp(lambda t, vec1, vec2, beta, alpha: _scale(t, beta),
             lambda t, vec1, vec2, beta, alpha: _scale(outer(t, vec2), alpha),
             lambda t, vec1, vec2, beta, alpha: _scale(outer(vec1, t), alpha))

@@ -734,11 +734,11 @@ def test_a_phase_check_refused_at_a_repeated_spectrum_is_known_only_as_such():
     assert known_difference(program, refused._replace(values=values), theirs) is None
 
 
-def test_spectral_norm_second_derivative_at_an_infinity_is_documented():
-    """Breadth seed 22302: matrix_norm(ord=2) of [[inf]] runs an SVD, whose singular vectors
-    of a non-finite matrix are the routine's (MKL's U is 1, OpenBLAS's -1); the second
-    derivative through them is NaN in torch and 0 here (a known, documented difference).
-    Finite matrices agree to second order."""
+def test_spectral_norm_second_derivative_at_an_infinity_is_torch_s():
+    """Breadth seed 22302: matrix_norm(ord=2) of [[inf]] runs an SVD; the second derivative
+    through its singular vectors is NaN in torch, whose svd backward keeps the inf - inf of
+    its skew terms' diagonal. gradkit zeroed that diagonal and gave 0 (a difference once
+    documented); it keeps it now, so both give NaN. Finite matrices agree to second order."""
     def program(m, value):
         x = m.tensor([[value]], dtype=m.float64, requires_grad=True)
         (g,) = m.autograd.grad(m.linalg.matrix_norm(x, 2), x, create_graph=True)
@@ -747,12 +747,9 @@ def test_spectral_norm_second_derivative_at_an_infinity_is_documented():
     assert_same_as_torch(with_grads(lambda m, x: m.linalg.matrix_norm(x, 2),
                                     [[1.0, 0.3], [-0.4, 2.0]]))
     with np.errstate(invalid="ignore", divide="ignore"):
-        assert np.isnan(program(torch, math.inf)[1].numpy()).all()
-        assert (program(gradkit, math.inf)[1].numpy() == 0).all()
-    problems, known = diff_program(shrink(generate(RandomDrawer(22302), "breadth")))
-    # documented twice over: the LAPACK entry, and the complex-matmul-at-inf one (h-fuzze)
-    assert problems and known.startswith(("a LAPACK routine of a non-finite matrix",
-                                          "complex matmul with infinite entries"))
+        for m in (torch, gradkit):
+            assert np.isnan(program(m, math.inf)[1].numpy()).all()
+    assert diff_program(shrink(generate(RandomDrawer(22302), "breadth"))) == ([], None)
 
 
 @pytest.mark.parametrize("value", [math.nan, -0.5, 0.5])

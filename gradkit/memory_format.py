@@ -184,6 +184,12 @@ def copy_with_strides(xp, array, strides: tuple):
     return out
 
 
+def preserved_copy(xp, array):
+    """A copy of ``array`` laid out as torch's ``clone()`` (``preserve_format``): its own
+    strides when dense, else dense in the order of its strides (an expanded array C order)."""
+    return copy_with_strides(xp, array, preserved_strides(array.shape, _element_strides(array)))
+
+
 def _element_strides(array) -> tuple[int, ...]:
     return tuple(s // array.itemsize for s in array.strides)
 

@@ -7,7 +7,7 @@ from gradkit import backend
 from gradkit._user_frames import warn_once_at_user
 from gradkit.memory_format import (channels_last, channels_last_3d, check_format,
                                    copy_with_strides, lay_out, physical_order, preserve_format,
-                                   preserved_strides, suggested_order)
+                                   preserved_copy, preserved_strides, suggested_order)
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, same_data
@@ -22,8 +22,7 @@ def clone(xp, x, memory_format=preserve_format):
     ``preserve_format`` keeps x's strides when x is dense (else the order of its strides),
     ``contiguous_format`` C order, channels last its order."""
     if memory_format is preserve_format:
-        strides = tuple(s // x.itemsize for s in x.strides)
-        return copy_with_strides(xp, x, preserved_strides(x.shape, strides))
+        return preserved_copy(xp, x)
     return lay_out(xp, x, None if memory_format is None else
                    physical_order(x.shape, check_format(memory_format, "clone")))
 

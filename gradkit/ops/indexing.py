@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from gradkit._user_frames import warn_once_at_user
 from gradkit.creation import zeros
+from gradkit.memory_format import preserved_copy
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_bool_scalar, _is_int, _located, _raw_key, _split_key,
     check_masks, clipped_key, selects_all)
 from gradkit.ops.conversion import real_if_cast_to_real
 from gradkit.ops.index_layout import in_torch_layout, index_layout
-from gradkit.ops.masked_fill import warns_when_expanded
+from gradkit.ops.masked_fill import warn_index_put_expanded
 from gradkit.ops.setitem_checks import (
     NUMPY_SHAPES, value_shape_refusal)
 from gradkit.ops.dims import dim_among_inputs
@@ -139,7 +140,8 @@ index_put_into_zeros.defjvp(lambda t, shape, key: index_put_into_zeros(t, shape,
 def index_put_key(xp, x, value, key=None):
     """Out-of-place ``x[key] = value`` for any indexing key (the in-place form is
     ``x[key] = value``)."""
-    out = xp.array(x)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
+    # a copy laid out as torch's clone, and a 0-d array where a backward passes a NumPy scalar
+    out = preserved_copy(xp, xp.asarray(x))
     target, key = _located(out, key)
     check_masks(target.shape, key)
     if hasattr(value, "dtype"):
@@ -174,8 +176,12 @@ index_put_key.defjvp(lambda t, x_shape, value_shape, key: index_put_key(t, 0.0, 
                      lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
 
 
-# ``x[advanced key] = v`` into an expanded tensor warns, as torch (basic keys: setitem_)
-index_put_key.check_overlap = warns_when_expanded("index_put_", "tensor[indices] = tensor")
+def _warn_expanded(target, value, key=None) -> bool:
+    """``x[advanced key] = v`` into an expanded tensor warns, as torch (basic keys: setitem_)."""
+    return warn_index_put_expanded(key, value)
+
+
+index_put_key.check_overlap = _warn_expanded
 
 
 def _along_axis_key(xp, index, dim):

@@ -6,6 +6,7 @@ it has already overwritten. An input laid out exactly as the target (``x.add_(x)
 """
 from __future__ import annotations
 
+from gradkit.backend import get_array_module
 from gradkit.storage_owner import storage_of
 
 OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor "
@@ -20,6 +21,17 @@ def has_internal_overlap(array) -> bool:
     """torch's MemOverlap::Yes: a dim of more than one element with stride 0 (expanded)."""
     return array.size > 1 and any(
         stride == 0 and n > 1 for n, stride in zip(array.shape, array.strides))
+
+
+def aliased_copy(array):
+    """A writable copy of ``array`` whose expanded (stride-0) elements still share memory, so
+    that a kernel adding into one location adds for every element there, as torch's do."""
+    xp = get_array_module(array)
+    compact = xp.array(array[tuple(slice(0, 1) if stride == 0 else slice(None)
+                                   for stride in array.strides)])
+    strides = tuple(0 if stride == 0 else own for stride, own in zip(array.strides,
+                                                                    compact.strides))
+    return xp.lib.stride_tricks.as_strided(compact, array.shape, strides)
 
 
 def may_overlap(array) -> bool:

@@ -69,3 +69,50 @@ def test_index_put_accumulate_records_torch_node():
         second = m.autograd.grad(gv.sum(), v)
         return node, r, ga, gv, second
     assert_same(program(gradkit), program(torch))
+
+
+_STRIDED = {  # inputs laid out unlike C order
+    "transposed": lambda m: m.arange(24.0, requires_grad=True).view(4, 6).t(),
+    "stepped": lambda m: m.arange(24.0, requires_grad=True).view(4, 6)[:, ::2],
+    "permuted": lambda m: m.arange(24.0, requires_grad=True).view(2, 3, 4).permute(2, 0, 1),
+    "expanded": lambda m: m.arange(6.0).view(6, 1).expand(6, 4),
+}
+_COPIES = [
+    "m.detach_copy(x)", "m.alias_copy(x)", "m.view_copy(x, (-1,))", "m.view_copy(x, (2, -1))",
+    "m.view_copy(x, m.int32)", "m.view_copy(x, dtype=m.float32)", "m.t_copy(x[0])",
+    "m.transpose_copy(x, 0, 1)", "m.permute_copy(x, (1, 0) + tuple(range(2, x.ndim)))",
+    "m.narrow_copy(x, 1, 1, 2)", "m.select_copy(x, 1, 1)", "m.slice_copy(x, 1, 0, 3, 2)",
+    "m.diagonal_copy(x)", "m.unsqueeze_copy(x, 1)", "m.squeeze_copy(x.unsqueeze(1))",
+    "m.expand_copy(x, (2,) + tuple(x.shape))", "m.unfold_copy(x, 1, 2, 1)",
+    "m.split_copy(x, 2, 1)", "m.unbind_copy(x, 1)", "m.as_strided_copy(x, (2, 2), (1, 2))",
+]
+
+
+def _copy_layout(m, layout: str, call: str):
+    """A ``*_copy`` of a strided input: values, strides, offset, node name (or the error)."""
+    x = _STRIDED[layout](m)
+    try:
+        out = eval(call, {"m": m, "x": x})  # noqa: S307 - the calls above
+    except (RuntimeError, TypeError) as error:
+        return str(error)
+    pieces = out if isinstance(out, (tuple, list)) else (out,)
+    return [(p, p.stride(), p.storage_offset(), p.requires_grad,
+             p.grad_fn and p.grad_fn.name()) for p in pieces]
+
+
+@pytest.mark.parametrize("call", _COPIES)
+@pytest.mark.parametrize("layout", list(_STRIDED))
+def test_view_copies_of_strided_inputs_as_torch(layout, call):
+    """torch's ``*_copy`` results are contiguous whatever the input's layout: detach_copy kept
+    the input's strides; view_copy refused an input it cannot view (torch reshapes it) and
+    had no dtype overload (torch's copies ``x.view(dtype)``, recording no gradient)."""
+    assert_same(_copy_layout(gradkit, layout, call), _copy_layout(torch, layout, call))
+
+
+def test_view_copy_argument_errors_as_torch():
+    x = gradkit.zeros(4, 6)
+    with pytest.raises(TypeError, match=r"got \(Tensor, int, int\), but expected one of:\n "
+                                        r"\* \(Tensor input, torch.dtype dtype"):
+        gradkit.view_copy(x, 4, 6)
+    with pytest.raises(RuntimeError, match=r"self.stride\(-1\) must be 1 to view Float as Half"):
+        gradkit.view_copy(x.t(), gradkit.float16)

@@ -116,3 +116,58 @@ def test_view_copy_argument_errors_as_torch():
         gradkit.view_copy(x, 4, 6)
     with pytest.raises(RuntimeError, match=r"self.stride\(-1\) must be 1 to view Float as Half"):
         gradkit.view_copy(x.t(), gradkit.float16)
+
+
+_COMPLEX = {  # complex inputs: conj views, transposed, stepped, expanded, empty
+    "conj": lambda z: z.conj(), "conj_t": lambda z: z.conj().t(), "t_conj": lambda z: z.t().conj(),
+    "step_conj": lambda z: z[:, 1::2].conj(), "conj_physical": lambda z: z.conj_physical(),
+    "0d_conj": lambda z: z[1, 2].conj(), "expanded_conj": lambda z: z[0].expand(3, 6).conj(),
+    "empty_conj": lambda z: z[:0].conj(), "empty_t": lambda z: z[:, :0].t(),
+}
+
+
+def _parts(m, layout: str, part: str):
+    z = m.complex(m.arange(24.0).view(4, 6), m.arange(24.0).view(4, 6) + 100)
+    out = getattr(_COMPLEX[layout](z), part)
+    return out.resolve_neg(), out.stride(), out.storage_offset(), out.is_neg(), out.clone().stride()
+
+
+@pytest.mark.parametrize("part", ["real", "imag"])
+@pytest.mark.parametrize("layout", list(_COMPLEX))
+def test_real_and_imag_of_conj_and_strided_views_as_torch(layout, part):
+    """Values, strides (twice the complex ones), storage offset and neg bit of ``.real`` and
+    ``.imag``; of an empty complex tensor they were its own C strides."""
+    assert_same(_parts(gradkit, layout, part), _parts(torch, layout, part))
+
+
+_EMPTY = {  # empty inputs whose strides gradkit and torch agree on
+    "rows": lambda m: m.zeros(4, 6)[:0], "cols": lambda m: m.zeros(4, 6)[:, :0],
+    "t_rows": lambda m: m.zeros(4, 6)[:0].t(), "3d": lambda m: m.zeros(2, 3, 4)[:, :0],
+    "3d_permuted": lambda m: m.zeros(2, 3, 4).permute(2, 0, 1)[:, :, :0],
+    "fresh": lambda m: m.zeros(3, 0, 2),
+}
+_EMPTY_RESULTS = [
+    "x.clone()", "x.double()", "x.to(m.complex64)", "m.empty_like(x)", "m.zeros_like(x)",
+    "x.sort(-1)[0]", "x.sort(0)[1]", "x.argsort(0)", "x.flip(0)", "x.roll(1, 0)",
+    "x.nonzero()", "m.argwhere(x)", "m.complex(x, x).real", "m.complex(x, x).conj().imag",
+    "x.sum(0)", "x.mean(-1)", "m.cat([x, x], 0)", "m.stack([x, x], 1)", "x.cumsum(0)",
+    "x @ m.ones(x.shape[-1], 3)", "-x", "x.exp()", "x + x", "x.clamp(0, 1)",
+]
+
+
+def _empty_layout(m, layout: str, call: str):
+    out = eval(call, {"m": m, "x": _STRIDED_EMPTY(m, layout)})  # noqa: S307 - the calls above
+    return tuple(out.shape), out.stride(), out.storage_offset(), out.is_contiguous()
+
+
+def _STRIDED_EMPTY(m, layout):  # noqa: N802 - reads as the table it looks up
+    return _EMPTY[layout](m)
+
+
+@pytest.mark.parametrize("call", _EMPTY_RESULTS)
+@pytest.mark.parametrize("layout", list(_EMPTY))
+def test_strides_of_empty_results_as_torch(layout, call):
+    """torch counts an empty tensor contiguous, so copies laid out as their input (clone, to,
+    *_like, sort, flip, roll) keep its strides (gradkit's were C strides); nonzero's are
+    (1, 0), of the transposed (ndim, 0) tensor it fills."""
+    assert _empty_layout(gradkit, layout, call) == _empty_layout(torch, layout, call)

@@ -44,9 +44,10 @@ def in_suggested_format(out, input):
 def astype(xp, x, dtype=None):
     """x cast to ``dtype`` (``x.to(dtype)``); the gradient is cast back. An expanded x casts
     into its dims' order by stride, as torch's ``preserve_format`` (NumPy's K order could
-    give Fortran strides, and C order is not torch's where the strides order the dims)."""
+    give Fortran strides, and C order is not torch's where the strides order the dims); an
+    empty x keeps its strides (torch counts it dense)."""
     out = cast(real_if_cast_to_real(x, dtype), dtype)
-    if out is x or type(x) is not np.ndarray or not has_internal_overlap(x):
+    if out is x or type(x) is not np.ndarray or not (has_internal_overlap(x) or x.size == 0):
         return out
     strides = preserved_strides(x.shape, tuple(s // x.itemsize for s in x.strides))
     return out if out.strides == tuple(s * out.itemsize for s in strides) else \

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 
+from gradkit.memory_format import preserved_copy
 from gradkit.int_arguments import (chain, check_dimensions, int_list_argument,
                                    int_parameters, ints_reader, positional_none_refused,
                                    size_argument)
@@ -362,6 +363,8 @@ def ravel(input):
 def flip(xp, x, *, dims):
     """x reversed along ``dims``."""
     axes = tuple(distinct_dims(dims, x.ndim))
+    if x.size == 0:  # torch's result is laid out as x (an empty one: its strides kept)
+        return preserved_copy(xp, x)
     # a copy, as torch's flip: writing to the result must not write to x
     return (xp.flip(x, axis=axes) if x.ndim else x).copy()
 

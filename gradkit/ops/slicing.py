@@ -5,6 +5,7 @@ from __future__ import annotations
 import operator
 
 from gradkit._tensor import Tensor
+from gradkit.memory_format import preserved_copy
 from gradkit.int_arguments import (
     int_parameters, invalid_combination, reads_as_int, reads_as_symint)
 from gradkit.ops import indexing
@@ -98,6 +99,8 @@ def _as_tuple(value) -> tuple:
 
 @op(linear=True, contiguous=True)
 def _roll(xp, x, *, shifts, dims):
+    if x.size == 0:  # torch clones an empty x (its strides kept)
+        return preserved_copy(xp, x)
     return xp.roll(x, shifts, axis=dims) if x.ndim else x.copy()
 
 

@@ -171,3 +171,26 @@ def test_strides_of_empty_results_as_torch(layout, call):
     *_like, sort, flip, roll) keep its strides (gradkit's were C strides); nonzero's are
     (1, 0), of the transposed (ndim, 0) tensor it fills."""
     assert _empty_layout(gradkit, layout, call) == _empty_layout(torch, layout, call)
+
+
+_REAL_OF_COMPLEX = {
+    "transposed": lambda m: m.complex(m.arange(24.0).view(4, 6), m.ones(4, 6)).t(),
+    "permuted": lambda m: m.complex(m.arange(24.0).view(2, 3, 4), m.ones(2, 3, 4)).permute(
+        2, 0, 1),
+    "conj_transposed": lambda m: m.complex(m.arange(24.0).view(4, 6), m.ones(4, 6)).conj().t(),
+    "stepped": lambda m: m.complex(m.arange(24.0).view(4, 6), m.ones(4, 6))[:, ::2],
+    "real_transposed": lambda m: m.arange(24.0).view(4, 6).t(),
+    "real_expanded": lambda m: m.zeros(3, 1, 4).expand(3, 2, 4),
+}
+
+
+@pytest.mark.parametrize("call", ["m.angle(x)", "m.abs(x)", "m.isreal(x)", "m.isnan(x)",
+                                  "m.sgn(x)", "x == 0"])
+@pytest.mark.parametrize("layout", list(_REAL_OF_COMPLEX))
+def test_complex_to_real_elementwise_strides_as_torch(layout, call):
+    """angle of a complex tensor is copied into a fresh C-ordered result in torch (it was laid
+    out as its input); isreal of a real one is ones_like(x), laid out as x (it was C)."""
+    def program(m):
+        out = eval(call, {"m": m, "x": _REAL_OF_COMPLEX[layout](m)})  # noqa: S307 - above
+        return out, out.stride()
+    assert_same(program(gradkit), program(torch), rtol=1e-6)  # (float32 rounding: an ulp)

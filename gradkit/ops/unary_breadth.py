@@ -9,6 +9,7 @@ import numpy as np
 from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.memory_format import preserved_copy
 from gradkit.int_arguments import invalid_combination
 from gradkit.number_arguments import python_number, reads_as_number
 from gradkit.ops._op import op
@@ -194,7 +195,9 @@ def isreal(xp, x):
     require_tensors("isreal", x)
     if x.dtype.kind == "c":
         return x.imag == 0
-    return xp.ones(x.shape, bool)
+    out = preserved_copy(xp, x, bool)  # torch's ones_like(x): laid out as x
+    out[...] = True
+    return out
 
 
 @op()

@@ -194,3 +194,66 @@ def test_complex_to_real_elementwise_strides_as_torch(layout, call):
         out = eval(call, {"m": m, "x": _REAL_OF_COMPLEX[layout](m)})  # noqa: S307 - above
         return out, out.stride()
     assert_same(program(gradkit), program(torch), rtol=1e-6)  # (float32 rounding: an ulp)
+
+
+def _tree(fn, depth: int = 7):
+    """The graph from ``fn`` as nested (name, edges) tuples, torch's prefix dropped."""
+    if fn is None:
+        return None
+    name = fn.name().replace("torch::autograd::", "")
+    if depth == 0 or name == "AccumulateGrad":
+        return name
+    return name, tuple(_tree(f, depth - 1) for f, _ in fn.next_functions)
+
+
+_DETERMINANTS = {
+    "det": lambda m, a: m.det(a), "linalg.det": lambda m, a: m.linalg.det(a),
+    "logdet": lambda m, a: m.logdet(a), "slogdet": lambda m, a: m.slogdet(a)[1],
+    "linalg.slogdet": lambda m, a: m.linalg.slogdet(a).logabsdet,
+    "det_of_t": lambda m, a: m.det(a.t()),
+    "logdet_times_sum": lambda m, a: m.logdet(a) * a.sum() + a.mean(0).sum(),
+}
+
+
+def _determinant_graphs(m, name: str):
+    """The first and second backward graphs (create_graph) of a determinant, and their values."""
+    a = m.tensor([[2.0, 1.0, 0.3], [0.5, 3.0, 1.0], [0.2, 0.4, 1.5]], dtype=m.float64,
+                 requires_grad=True)  # (one matrix: a batch's matmul differs, Bmm in torch)
+    y = _DETERMINANTS[name](m, a).sum()
+    (g,) = m.autograd.grad(y, a, create_graph=True)
+    (g2,) = m.autograd.grad((g * g).sum(), a, create_graph=True)
+    return _tree(g.grad_fn), _tree(g2.grad_fn, 4), g, g2
+
+
+@pytest.mark.parametrize("name", list(_DETERMINANTS))
+def test_determinant_double_backward_graphs_as_torch(name):
+    """Under create_graph torch's det and slogdet derivatives solve A^H X = diag(g) with
+    linalg_solve (gradkit multiplied by A^{-H}: MulBackward0 over LinalgInvExBackward0);
+    t's backward is TBackward0, sum's Unsqueeze and Expand (gradkit viewed the gradient)."""
+    got, expected = _determinant_graphs(gradkit, name), _determinant_graphs(torch, name)
+    assert got[:2] == expected[:2]
+    assert_same(got[2:], expected[2:], rtol=1e-10)
+
+
+@pytest.mark.parametrize("call", ["m.linalg.det(z).abs()", "m.slogdet(z)[1]",
+                                  "m.slogdet(z)[0].real + m.slogdet(z)[0].imag"])
+def test_complex_determinant_double_backward_as_torch(call):
+    """Complex A: the values (torch's graph differs where gradkit's real() is one node)."""
+    def program(m):
+        a = m.tensor([[2.0, 1.0], [0.5, 3.0]], dtype=m.float64, requires_grad=True)
+        z = a.to(m.complex128) * (1 + 0.5j)
+        (g,) = m.autograd.grad(eval(call, {"m": m, "z": z}), a, create_graph=True)  # noqa: S307
+        return g, m.autograd.grad((g * g).sum(), a, allow_unused=True)
+    assert_same(program(gradkit), program(torch), rtol=1e-10)
+
+
+def test_slogdet_double_backward_of_a_singular_matrix_refused_as_torch():
+    def program(m):
+        a = m.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.slogdet(a)[1], a, create_graph=True)
+    with pytest.raises(RuntimeError, match="torch.linalg.solve: The solver failed because the "
+                                           "input matrix is singular."):
+        program(torch)
+    with pytest.raises(RuntimeError, match="torch.linalg.solve: The solver failed because the "
+                                           "input matrix is singular."):
+        program(gradkit)

@@ -69,7 +69,9 @@ def _cast_back(g, x_dtype):
     if g_dtype == x_dtype:
         return g
     if g_dtype.kind == "c" and x_dtype.kind != "c":
-        g = real(g)
+        g = real(g)  # (torch's real(grad).to(dtype): no copy, no node, where that is all)
+        if getattr(g, "_data", g).dtype == x_dtype:
+            return g
     return astype(g, x_dtype)
 
 

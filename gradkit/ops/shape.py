@@ -171,6 +171,8 @@ def t(xp, x):
 
 
 def _t_back(g):
+    if not batch_shape():  # torch's TBackward0: grad.t() (a TBackward0 in a second graph)
+        return t(g)
     if g.ndim - len(batch_shape()) < 2:  # t() of a 0-d or 1-d tensor is the identity
         return g
     return transpose(g, batch_dim(0), batch_dim(1))

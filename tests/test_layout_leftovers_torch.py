@@ -8,6 +8,7 @@ import pytest
 import gradkit
 
 torch = pytest.importorskip("torch")
+from test_setitem_copy_slices import _graph  # noqa: E402
 from torch_expectations.twin import assert_same  # noqa: E402
 
 
@@ -196,16 +197,6 @@ def test_complex_to_real_elementwise_strides_as_torch(layout, call):
     assert_same(program(gradkit), program(torch), rtol=1e-6)  # (float32 rounding: an ulp)
 
 
-def _tree(fn, depth: int = 7):
-    """The graph from ``fn`` as nested (name, edges) tuples, torch's prefix dropped."""
-    if fn is None:
-        return None
-    name = fn.name().replace("torch::autograd::", "")
-    if depth == 0 or name == "AccumulateGrad":
-        return name
-    return name, tuple(_tree(f, depth - 1) for f, _ in fn.next_functions)
-
-
 _DETERMINANTS = {
     "det": lambda m, a: m.det(a), "linalg.det": lambda m, a: m.linalg.det(a),
     "logdet": lambda m, a: m.logdet(a), "slogdet": lambda m, a: m.slogdet(a)[1],
@@ -222,7 +213,7 @@ def _determinant_graphs(m, name: str):
     y = _DETERMINANTS[name](m, a).sum()
     (g,) = m.autograd.grad(y, a, create_graph=True)
     (g2,) = m.autograd.grad((g * g).sum(), a, create_graph=True)
-    return _tree(g.grad_fn), _tree(g2.grad_fn, 4), g, g2
+    return _graph(g.grad_fn, 7), _graph(g2.grad_fn, 4), g, g2
 
 
 @pytest.mark.parametrize("name", list(_DETERMINANTS))

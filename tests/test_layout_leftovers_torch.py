@@ -248,3 +248,52 @@ def test_slogdet_double_backward_of_a_singular_matrix_refused_as_torch():
     with pytest.raises(RuntimeError, match="torch.linalg.solve: The solver failed because the "
                                            "input matrix is singular."):
         program(gradkit)
+
+
+def _version_message(error: RuntimeError) -> str:
+    """The version error's text up to its hint, the library's name left out."""
+    return str(error).split(" Hint:")[0].replace("torch.", "").replace("gradkit.", "")
+
+
+_INDEXED = {  # an index tensor that the indexing node saves, and the program that writes it
+    "int": ("x[k]", "m.tensor([1, 0])", "k.zero_()"),
+    "two": ("x[k, k]", "m.tensor([1])", "k.zero_()"),
+    "after_basic": ("x[1:, k]", "m.tensor([2, 0])", "k.zero_()"),
+    "bool": ("x[k]", "m.tensor([[True, False, True]] * 2)", "k.logical_not_()"),
+    "uint8": ("x[k]", "m.tensor([1, 0], dtype=m.uint8)", "k.zero_()"),
+    "complex_saved": ("(x.to(m.complex64) * k).sum().abs()", "m.ones(2, 3, dtype=m.complex64)",
+                      "k.add_(1)"),
+}
+
+
+@pytest.mark.parametrize("case", list(_INDEXED))
+def test_a_written_index_tensor_fails_the_second_backward_as_torch(case):
+    """torch's IndexBackward0 saves the key's index tensors (masks too): one written in place
+    before a backward is refused with the version error (gradkit read its new values); a
+    bool or complex tensor is named by ATen's type (CPUBoolType), as torch's message does."""
+    def program(m):
+        expression, index, write = _INDEXED[case]
+        a = m.arange(6.0, requires_grad=True)
+        x = (a * 1).view(2, 3)
+        k = eval(index, {"m": m})  # noqa: S307 - the cases above
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (indexing with uint8 is deprecated)
+            y = eval(expression, {"m": m, "x": x, "k": k})  # noqa: S307
+        y.sum().backward(retain_graph=True)
+        exec(write, {"k": k})  # noqa: S102
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as raised:
+            y.sum().backward()
+        return _version_message(raised.value), a.grad
+    assert_same(program(gradkit), program(torch))
+
+
+def test_saved_index_tensors_as_torch():
+    """The saved indices (torch's _saved_indices) and the gradient of an unwritten index."""
+    def program(m):
+        a = m.arange(12.0, requires_grad=True).view(3, 4)
+        i, j = m.tensor([0, 2]), m.tensor([1, 3])
+        y = a[i, j]
+        saved = y.grad_fn._saved_indices
+        y.sum().backward()
+        return saved, i._version
+    assert_same(program(gradkit), program(torch))

@@ -8,7 +8,7 @@ from gradkit.memory_format import preserved_copy
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_bool_scalar, _is_int, _located, _raw_key, _split_key,
-    check_masks, clipped_key, selects_all)
+    check_masks, clipped_key, index_tensors, save_index_tensors, selects_all)
 from gradkit.ops.conversion import real_if_cast_to_real
 from gradkit.ops.index_layout import in_torch_layout, index_layout
 from gradkit.ops.masked_fill import warn_index_put_expanded
@@ -66,7 +66,8 @@ def _in_torch_words(error: IndexError) -> IndexError:
                       f"shapes {shapes}")
 
 
-def _getitem_vjp(g, x_shape, key):
+def _getitem_vjp(g, x_shape, *indices, key):
+    _ = indices  # the saved index tensors: unpacked (their versions checked), not read
     return index_put_into_zeros(g, x_shape, key)
 
 
@@ -78,7 +79,9 @@ def getitem(x, key):
     """``x[key]`` with torch's basic (a view) and advanced (a copy) indexing."""
     if type(key) is int and not x.ndim:
         raise IndexError(ZERO_DIM_INDEX)
+    tensors = ()
     if type(key) is not int and not (type(key) is tuple and _is_basic(key)):
+        tensors = index_tensors(key)  # (saved by the node, as torch's)
         key = _raw_key(key)  # (x[i], x[:, i]...: ints, slices, None and ... need no reading)
     _check_bounds(x, key)
     if _is_basic(key):
@@ -86,8 +89,8 @@ def getitem(x, key):
     parts = _split_key((key,) if _is_bool_scalar(key) else key, x.ndim)
     if parts is not None and not selects_all(x.shape, parts[0]):
         # the basic indices first, as torch: x[0, :, [0, 1]] is x[0][:, [0, 1]]
-        return _index(basic_index(x, parts[0]), parts[1])
-    return _index(x, key)
+        return save_index_tensors(_index(basic_index(x, parts[0]), parts[1]), tensors, _index)
+    return save_index_tensors(_index(x, key), tensors, _index)
 
 
 def _check_bounds(x, key):

@@ -297,3 +297,19 @@ def test_saved_index_tensors_as_torch():
         y.sum().backward()
         return saved, i._version
     assert_same(program(gradkit), program(torch))
+
+
+@pytest.mark.parametrize("call", [
+    "m.nan_to_num(x)", "m.nn.functional.hardtanh(x)", "m.nn.functional.relu6(x)",
+    "m.nn.functional.prelu(x, m.tensor(0.2, dtype=m.float64))", "m.frexp(x)[0]",
+    "m.frexp(x)[1]", "m.fill(x, 1.0)", "x.to(m.complex128).conj()", "m.isreal(x)",
+    "x.clone()", "x.neg()", "x.exp()"])
+@pytest.mark.parametrize("geometry", [((1, 0, 3), (12, 12, 2)), ((3, 0, 3), (0, 3, 1))])
+def test_empty_like_results_keep_an_empty_inputs_strides_as_torch(geometry, call):
+    """torch's kernels that allocate empty_like(x) keep an empty x's strides (a step-2 or
+    expanded one: the scanner's (1, 0, 3) samples); TensorIterator's (neg, exp) are C."""
+    def program(m):
+        x = m.zeros(24, dtype=m.float64).as_strided(*geometry)
+        out = eval(call, {"m": m, "x": x})  # noqa: S307 - the calls above
+        return out.stride(), out.dtype == x.dtype
+    assert program(gradkit) == program(torch)

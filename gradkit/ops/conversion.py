@@ -14,6 +14,7 @@ from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, sa
 from gradkit.ops.in_place_overloads import check_output
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import cast, int_scalar_dtype, overflow
+from gradkit.ops.result_layout import empty_like_layout
 
 
 @op(linear=True, batchable=True)
@@ -124,6 +125,7 @@ copy_from.defjvp(lambda t, x_shape: _zeros_of(t),
 
 
 @op(broadcast=True, node_name="FillBackward0")
+@empty_like_layout  # (torch's fill: empty_like(x).fill_(value))
 def fill(xp, x, value):
     """The value ``x.fill_(value)`` writes (value may be a 0-d tensor)."""
     if value is None or type(value) in (tuple, list, str):  # torch's Scalar and Tensor refuse

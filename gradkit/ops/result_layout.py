@@ -53,6 +53,28 @@ def _c_order(array, args: tuple, params: dict):
         np.lib.stride_tricks.as_strided(array, strides=strides)
 
 
+def empty_like_layout(forward):
+    """``forward`` (an op's whose torch kernel allocates ``empty_like(x)``, x its first input)
+    whose results for an empty x take x's strides: torch counts an empty tensor dense, so
+    empty_like copies them (a stride 0 too); NumPy gives a fresh empty array C strides."""
+    def laid_out(xp, x, *args, **params):
+        out = forward(xp, x, *args, **params)
+        if type(x) is not np.ndarray or x.size:
+            return out
+        if type(out) is tuple:
+            return tuple(strided_like_empty(o, x) for o in out)
+        return strided_like_empty(out, x)
+    return _named(laid_out, forward)
+
+
+def strided_like_empty(out, x):
+    """``out`` with the strides of the empty ``x`` it is shaped as (else ``out`` itself)."""
+    if type(out) is not np.ndarray or out.shape != x.shape:
+        return out
+    return np.lib.stride_tricks.as_strided(
+        out, strides=tuple(s // x.itemsize * out.itemsize for s in x.strides))
+
+
 def in_iterator_layout(forward):
     """``forward`` (an elementwise op's) whose array result is laid out as torch's, copied
     only where it is not; C-ordered inputs (the common case) are not looked at further."""

@@ -22,6 +22,7 @@ from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
     CLAMP_COMPLEX, c_type_name, fixed_error, half_in_float, kernel_error, require_tensors,
     scalar_type_name)
+from gradkit.ops.result_layout import empty_like_layout
 
 _DEGREES = 180.0 / math.pi
 
@@ -48,6 +49,7 @@ frexp_result = return_types.frexp
 
 
 @op(save="result1", outputs=2, differentiable_outputs=(0,), name="frexp")
+@empty_like_layout  # (torch's frexp: empty_like(x) for both)
 def _frexp(xp, x):
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 
-
-from gradkit.memory_format import preserved_copy
 from gradkit.int_arguments import (chain, check_dimensions, int_list_argument,
                                    int_parameters, ints_reader, positional_none_refused,
                                    size_argument)
@@ -15,6 +13,7 @@ from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
 from gradkit.ops.methods import register, tensor_method
+from gradkit.ops.result_layout import empty_like_layout
 from gradkit.ops.unary_helpers import tensor_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -170,12 +169,10 @@ def t(xp, x):
     return x.T if x.ndim == 2 else x[...]
 
 
-def _t_back(g):
-    if not batch_shape():  # torch's TBackward0: grad.t() (a TBackward0 in a second graph)
+def _t_back(g):  # torch's TBackward0: grad.t() (t() of a 0-d or 1-d tensor: the identity)
+    if not batch_shape():
         return t(g)
-    if g.ndim - len(batch_shape()) < 2:  # t() of a 0-d or 1-d tensor is the identity
-        return g
-    return transpose(g, batch_dim(0), batch_dim(1))
+    return g if g.ndim - len(batch_shape()) < 2 else transpose(g, batch_dim(0), batch_dim(1))
 
 
 t.defvjp(_t_back)
@@ -362,11 +359,10 @@ def ravel(input):
 
 
 @op(linear=True)
+@empty_like_layout  # (an empty x: its strides kept, as torch's)
 def flip(xp, x, *, dims):
     """x reversed along ``dims``."""
     axes = tuple(distinct_dims(dims, x.ndim))
-    if x.size == 0:  # torch's result is laid out as x (an empty one: its strides kept)
-        return preserved_copy(xp, x)
     # a copy, as torch's flip: writing to the result must not write to x
     return (xp.flip(x, axis=axes) if x.ndim else x).copy()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import operator
 
 from gradkit._tensor import Tensor
-from gradkit.memory_format import preserved_copy
 from gradkit.int_arguments import (
     int_parameters, invalid_combination, reads_as_int, reads_as_symint)
 from gradkit.ops import indexing
@@ -15,6 +14,7 @@ from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim, unsqueeze
+from gradkit.ops.result_layout import empty_like_layout
 
 
 def _int_of(value) -> int:
@@ -98,9 +98,8 @@ def _as_tuple(value) -> tuple:
 
 
 @op(linear=True, contiguous=True)
+@empty_like_layout  # (torch clones an empty x: its strides kept)
 def _roll(xp, x, *, shifts, dims):
-    if x.size == 0:  # torch clones an empty x (its strides kept)
-        return preserved_copy(xp, x)
     return xp.roll(x, shifts, axis=dims) if x.ndim else x.copy()
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 import functools
 
 from gradkit import return_types
-from gradkit.memory_format import preserved_copy
 from gradkit.int_arguments import int_parameters, invalid_combination
 from gradkit.ops._op import Op, op
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.result_layout import empty_like_layout
 
 
 def _order(xp, x, dim, descending):
@@ -42,14 +42,8 @@ def _check_sortable(x, name: str) -> None:
 
 
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="sort")
+@empty_like_layout  # (torch's results are laid out as x: an empty x's strides kept)
 def _sort(xp, x, *, dim, descending):
-    return _sort_results(xp, x, dim, descending)
-
-
-def _sort_results(xp, x, dim, descending):
-    """sort's (values, indices); torch's are laid out as x (an empty x: its strides kept)."""
-    if x.size == 0:
-        return preserved_copy(xp, x), preserved_copy(xp, x, xp.int64)
     return _sorted(xp, x, dim, descending)
 
 
@@ -103,8 +97,9 @@ def sort(x, dim: int = -1, descending: bool = False, *, stable: bool | None = No
 
 
 @op()
+@empty_like_layout
 def _argsort(xp, x, *, dim, descending):
-    return _sort_results(xp, x, dim, descending)[1]
+    return _sorted(xp, x, dim, descending)[1]
 
 
 _argsort.name, _argsort.profiler_name = "argsort", "gradkit::argsort"

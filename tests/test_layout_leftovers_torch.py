@@ -49,6 +49,20 @@ def test_index_put_into_an_expanded_tensor_warns_and_writes_as_torch(write, reco
     assert got[1][0].startswith("Use of index_put_ on expanded tensors is deprecated")
 
 
+@pytest.mark.parametrize("recorded", [False, True])
+def test_index_put_accumulate_into_overlapping_windows_as_torch(recorded):
+    """Windows of as_strided that share memory (no warning: torch cannot tell): torch's kernel
+    adds each value into the location, 1 + 2 where two indexed elements share one."""
+    def program(m):
+        leaf = m.zeros(5, requires_grad=recorded)
+        base = leaf.clone()
+        x = base.as_strided((3, 3), (1, 1))
+        x.index_put_((m.tensor([0, 1, 2]), m.tensor([1, 0, 2])), m.tensor([1.0, 2.0, 4.0]),
+                     accumulate=True)
+        return base.tolist(), x.tolist()
+    assert program(gradkit) == program(torch)
+
+
 def test_index_put_accumulate_out_of_place_of_an_expanded_input_as_torch():
     """Out of place, torch clones the expanded input first: each row adds once."""
     def program(m):

@@ -121,8 +121,8 @@ def _run_out_of_place(tensor, view, recording: bool, out_of_place, args, kwargs)
         with enable_grad():  # as torch, an in-place write's new tangent is recorded under
             return out_of_place(tensor, *args, **kwargs)  # no_grad too; the value's node is not
     with device_context(tensor._data):  # expanded: its elements still share memory, for the
-        old_values = aliased_copy(tensor._data) if has_internal_overlap(  # ops that add into
-            tensor._data) else tensor._data.copy()  # it (index_put_(accumulate=True))
+        old_values = aliased_copy(tensor._data) if may_overlap(  # ops that add into it
+            tensor._data) else tensor._data.copy()  # (index_put_(accumulate=True))
     grad_fn, output_nr = _history_of_written(tensor, view)
     source = _tensor_type()._make(old_values, grad_fn, output_nr)
     source._requires_grad = tensor._requires_grad

@@ -24,14 +24,18 @@ def has_internal_overlap(array) -> bool:
 
 
 def aliased_copy(array):
-    """A writable copy of ``array`` whose expanded (stride-0) elements still share memory, so
-    that a kernel adding into one location adds for every element there, as torch's do."""
+    """A writable copy of ``array`` whose elements share memory as ``array``'s do (expanded,
+    overlapping windows), so that a kernel adding into one location adds for every element
+    there, as torch's do: its strides over fresh memory as long as the span they reach."""
     xp = get_array_module(array)
-    compact = xp.array(array[tuple(slice(0, 1) if stride == 0 else slice(None)
-                                   for stride in array.strides)])
-    strides = tuple(0 if stride == 0 else own for stride, own in zip(array.strides,
-                                                                    compact.strides))
-    return xp.lib.stride_tricks.as_strided(compact, array.shape, strides)
+    if not may_overlap(array) or any(stride < 0 for stride in array.strides):
+        return xp.array(array)
+    span = 1 + sum((n - 1) * stride for n, stride in zip(array.shape, array.strides)) // \
+        array.itemsize
+    out = xp.lib.stride_tricks.as_strided(xp.empty(span, dtype=array.dtype), array.shape,
+                                          array.strides)
+    out[...] = array  # (elements sharing a location hold the same value)
+    return out
 
 
 def may_overlap(array) -> bool:

@@ -329,6 +329,17 @@ def test_empty_like_results_keep_an_empty_inputs_strides_as_torch(geometry, call
     assert program(gradkit) == program(torch)
 
 
+@pytest.mark.parametrize("dims", [(0,), (-1,), (0, 1)])
+@pytest.mark.parametrize("layout", list(_STRIDED))
+def test_flip_is_laid_out_as_its_input_as_torch(layout, dims):
+    """torch's flip allocates empty_like(x): a transposed x gives a transposed result (it was
+    C-ordered: the scanner's --all-strides row)."""
+    def program(m):
+        out = m.flip(_STRIDED[layout](m), dims)
+        return out, out.stride()
+    assert_same(program(gradkit), program(torch))
+
+
 @pytest.mark.xfail(strict=True, reason="left: NumPy's strides of empty views and results "
                                        "(docs/numerics.md)")
 @pytest.mark.parametrize("call", ["x.t()", "x.expand(2, 0, 3)", "x + 1", "x == 0"])

@@ -49,7 +49,7 @@ def _index_put(input, indices, values, accumulate: bool, aliased: bool = False):
     linear=True)
 def index_put_add(xp, x, value, key=None, aliased=False):
     """``x`` with ``value`` added at ``key``, one index after another (repeats add up);
-    ``aliased``: x's expanded elements still share memory while adding (x.index_put_)."""
+    ``aliased``: x's elements sharing memory still share it while adding (x.index_put_)."""
     out = aliased_copy(x) if aliased else preserved_copy(xp, x)
     if _is_basic(key):
         out[key] += value

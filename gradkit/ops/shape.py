@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from gradkit.memory_format import copy_with_strides, preserved_strides
 from gradkit.int_arguments import (chain, check_dimensions, int_list_argument,
                                    int_parameters, ints_reader, positional_none_refused,
                                    size_argument)
@@ -13,7 +14,6 @@ from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
 from gradkit.ops.methods import register, tensor_method
-from gradkit.ops.result_layout import empty_like_layout
 from gradkit.ops.unary_helpers import tensor_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -359,12 +359,12 @@ def ravel(input):
 
 
 @op(linear=True)
-@empty_like_layout  # (an empty x: its strides kept, as torch's)
 def flip(xp, x, *, dims):
     """x reversed along ``dims``."""
     axes = tuple(distinct_dims(dims, x.ndim))
-    # a copy, as torch's flip: writing to the result must not write to x
-    return (xp.flip(x, axis=axes) if x.ndim else x).copy()
+    # a copy laid out as x, as torch's flip (empty_like(x)): writing to it must not reach x
+    return copy_with_strides(xp, xp.flip(x, axis=axes) if x.ndim else x, preserved_strides(
+        x.shape, tuple(s // x.itemsize for s in x.strides)))
 
 
 flip.numbers = ints_reader("flip", dims=(1, "int[1]?"))

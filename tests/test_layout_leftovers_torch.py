@@ -350,3 +350,18 @@ def test_empty_views_and_scalar_ops_strides(call):
         x = m.zeros(0, 3) if call.startswith("x.") else m.zeros(4, 6)[:0].t()
         return eval(call, {"x": x}).stride()  # noqa: S307 - the calls above
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("bins", ["m.arange(8.0)[::2]", "m.arange(4.0)", "3"])
+def test_histogram_copies_the_edges_given_as_torch(bins):
+    """torch's histogram returns a contiguous copy of the edges given (it returned them, a
+    stepped view of the caller's memory: the scanner's --all-strides row); histogramdd keeps
+    them."""
+    def program(m):
+        edges = eval(bins, {"m": m})  # noqa: S307 - the bins above
+        out = m.histogram(m.tensor([1.0, 2.0, 5.0]), edges)
+        shares = isinstance(edges, int) or \
+            out.bin_edges.untyped_storage().data_ptr() == edges.untyped_storage().data_ptr()
+        kept = m.histogramdd(m.tensor([[1.0, 2.0]]), [m.arange(8.0)[::2], m.arange(4.0)])
+        return out, out.bin_edges.stride(), shares, [e.stride() for e in kept.bin_edges]
+    assert_same(program(gradkit), program(torch))

@@ -365,3 +365,16 @@ def test_histogram_copies_the_edges_given_as_torch(bins):
         kept = m.histogramdd(m.tensor([[1.0, 2.0]]), [m.arange(8.0)[::2], m.arange(4.0)])
         return out, out.bin_edges.stride(), shares, [e.stride() for e in kept.bin_edges]
     assert_same(program(gradkit), program(torch))
+
+
+@pytest.mark.parametrize("call", ["x.sort(0)", "x.sort(-1, descending=True)",
+                                  "x.sort(dim=0, stable=True)", "x.argsort(1)", "m.msort(x)"])
+@pytest.mark.parametrize("layout", list(_STRIDED))
+def test_sort_results_are_laid_out_as_the_input_as_torch(layout, call):
+    """torch's sort allocates its values and indices as empty_like(x) (a transposed x: a
+    transposed result; gradkit's were C-ordered: the scanner's --all-strides rows)."""
+    def program(m):
+        out = eval(call, {"m": m, "x": _STRIDED[layout](m)})  # noqa: S307 - the calls above
+        pieces = tuple(out) if isinstance(out, tuple) else (out,)
+        return [(p, p.stride()) for p in pieces]
+    assert_same(program(gradkit), program(torch))

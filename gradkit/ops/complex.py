@@ -14,7 +14,7 @@ from gradkit.ops._op import op
 from gradkit.ops.memory_overlap import _address, storage_of
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.views import replay_view
-from gradkit.ops.result_layout import strided_like_empty
+from gradkit.ops.result_layout import laid_out_as
 
 
 @op(linear=True, batchable=True, view=True)
@@ -22,7 +22,7 @@ def _conj(xp, x):
     if type(x) is not np.ndarray:
         return xp.conj(x)
     if x.size == 0:  # a view: x's strides
-        return strided_like_empty(xp.conj(x), x)
+        return laid_out_as(xp.conj(x), x)
     owner = storage_of(x)
     start = _address(x) - _address(owner)
     if x is owner or (x.flags.c_contiguous and not start and x.nbytes == owner.nbytes):

@@ -378,3 +378,18 @@ def test_sort_results_are_laid_out_as_the_input_as_torch(layout, call):
         pieces = tuple(out) if isinstance(out, tuple) else (out,)
         return [(p, p.stride()) for p in pieces]
     assert_same(program(gradkit), program(torch))
+
+
+@pytest.mark.parametrize("case", [
+    "m.tensor([0.0, 1, 1, 0, 0, 0, 3, 0])[::2]", "m.tensor([0.0, 5.0, 0.0, 7.0])",
+    "m.arange(24.0).view(4, 6)[:, ::2] % 4", "m.eye(3)", "m.tensor(3.0)", "m.tensor(0.0)",
+    "m.zeros(3, 0, 2)", "m.zeros(2, 3)", "(m.arange(24.0).view(2, 3, 4) % 3).permute(2, 0, 1)"])
+def test_nonzero_strides_as_torch(case):
+    """torch's nonzero fills an (ndim, n) tensor and returns its transpose: strides (1, n),
+    also for one dim or one element found (gradkit's came from NumPy's argwhere)."""
+    def program(m):
+        x = eval(case, {"m": m})  # noqa: S307 - the cases above
+        out = m.nonzero(x)
+        return out, out.stride(), m.argwhere(x).stride(), [
+            t.stride() for t in m.nonzero(x, as_tuple=True)]
+    assert_same(program(gradkit), program(torch))

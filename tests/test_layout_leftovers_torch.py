@@ -393,3 +393,16 @@ def test_nonzero_strides_as_torch(case):
         return out, out.stride(), m.argwhere(x).stride(), [
             t.stride() for t in m.nonzero(x, as_tuple=True)]
     assert_same(program(gradkit), program(torch))
+
+
+@pytest.mark.parametrize("k", [-1, 0, 1, 2, 3])
+@pytest.mark.parametrize("layout", list(_STRIDED))
+def test_rot90_is_laid_out_as_torch(layout, k):
+    """torch's rot90 is flip (laid out as x) then a transposed view; k = 0 a C copy (gradkit's
+    were C-ordered: the scanner's --all-strides rows). Values and gradients too."""
+    def program(m):
+        x = _STRIDED[layout](m)
+        out = m.rot90(x, k, (0, 1))
+        grads = m.autograd.grad((out * out).sum(), x) if x.requires_grad else None
+        return out, out.stride(), grads
+    assert_same(program(gradkit), program(torch))

@@ -1,7 +1,6 @@
 """Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select."""
 from __future__ import annotations
 
-
 from gradkit._user_frames import warn_once_at_user
 from gradkit.creation import zeros
 from gradkit.memory_format import preserved_copy
@@ -12,8 +11,7 @@ from gradkit.ops.index_keys import (
 from gradkit.ops.conversion import real_if_cast_to_real
 from gradkit.ops.index_layout import in_torch_layout, index_layout
 from gradkit.ops.masked_fill import warn_index_put_expanded
-from gradkit.ops.setitem_checks import (
-    NUMPY_SHAPES, value_shape_refusal)
+from gradkit.ops.setitem_checks import NUMPY_SHAPES, value_shape_refusal
 from gradkit.ops.dims import dim_among_inputs
 from gradkit.ops.scatter_checks import check_scatter, refuse_outside
 from gradkit.ops.shape import _normalize_dim, reshape

@@ -45,24 +45,24 @@ def _index_put(input, indices, values, accumulate: bool, aliased: bool = False):
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
                            f"broadcast to indexing result of shape {list(region.shape)}")
     add = in_place_form(index_put_add) if aliased else index_put_add
-    return add(input, values, key=key, aliased=aliased)
+    return add(input, values, key=key, _aliased=aliased)
 
 
 @op(save=("x.shape", "value.shape"), name="index_put", node_name="IndexPutBackward0",
     linear=True)
-def index_put_add(xp, x, value, key=None, aliased=False):
+def index_put_add(xp, x, value, key=None, _aliased=False):
     """``x`` with ``value`` added at ``key``, one index after another (repeats add up);
-    ``aliased``: x's elements sharing memory still share it while adding (x.index_put_)."""
-    out = aliased_copy(x) if aliased else preserved_copy(xp, x)
+    ``_aliased``: x's elements sharing memory still share it while adding (x.index_put_)."""
+    out = aliased_copy(x) if _aliased else preserved_copy(xp, x)
     if _is_basic(key):
         out[key] += value
     elif value.size:  # an empty value adds nothing (its key may hold indices out of range)
         xp.add.at(*_located(out, key), value)
-    return xp.array(out) if aliased else out
+    return xp.array(out) if _aliased else out
 
 
-index_put_add.defvjp(lambda g, x_shape, value_shape, key, aliased: g,
-                     lambda g, x_shape, value_shape, key, aliased: _value_grad(
+index_put_add.defvjp(lambda g, x_shape, value_shape, key, _aliased: g,
+                     lambda g, x_shape, value_shape, key, _aliased: _value_grad(
                          g, value_shape, key))
 
 

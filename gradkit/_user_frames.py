@@ -85,7 +85,7 @@ def warn_at_user(message: str, category: type = UserWarning) -> None:
         warnings.warn(message, category, stacklevel=2)
         return
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
-                           module=frame.f_globals.get("__name__"),
+                           module=frame.f_globals.get("__name__", "<string>"),  # as warn's
                            registry=frame.f_globals.setdefault("__warningregistry__", {}))
 
 

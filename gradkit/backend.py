@@ -96,9 +96,17 @@ SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
 
 def legacy_type_name(array) -> str:
     """torch's legacy type name of an array's tensor, as its messages print it, with gradkit's
-    prefix: ``gradkit.FloatTensor``, ``gradkit.cuda.DoubleTensor``."""
+    prefix: ``gradkit.FloatTensor``, ``gradkit.cuda.DoubleTensor``; a type torch's table of
+    legacy names lacks keeps ATen's name (``CPUBoolType``, ``CUDAComplexFloatType``)."""
     name = SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
-    return f"gradkit.{'' if isinstance(array, np.ndarray) else 'cuda.'}{name}Tensor"
+    cpu = isinstance(array, np.ndarray)
+    if name not in _LEGACY_NAMED:
+        return f"{'CPU' if cpu else 'CUDA'}{name}Type"
+    return f"gradkit.{'' if cpu else 'cuda.'}{name}Tensor"
+
+
+# the scalar types torch's error messages rename (torch/csrc/Exceptions.cpp's table)
+_LEGACY_NAMED = frozenset(("Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double"))
 
 
 def from_numpy_dtype(np_dtype) -> dtype:

@@ -151,7 +151,10 @@ def lay_out(xp, array, order: tuple[int, ...] | None):
 
 def is_non_overlapping_and_dense(shape: tuple, strides: tuple) -> bool:
     """torch's is_non_overlapping_and_dense: some order of the dims (one-element dims left
-    out) is C-contiguous."""
+    out) is C-contiguous; an empty tensor is (torch counts it contiguous, whatever its
+    strides, so its copies keep them)."""
+    if 0 in shape:
+        return True
     require = 1
     for stride, n in sorted((s, n) for n, s in zip(shape, strides) if n != 1):
         if stride != require:
@@ -182,6 +185,14 @@ def copy_with_strides(xp, array, strides: tuple):
                                               tuple(s * array.itemsize for s in strides))
         out[...] = array
     return out
+
+
+def preserved_copy(xp, array, dtype=None):
+    """A copy of ``array`` (cast to ``dtype``) laid out as torch's ``clone()``
+    (``preserve_format``): its own strides when dense (or empty), else dense in the order of
+    its strides (an expanded array C order)."""
+    return copy_with_strides(xp, array if dtype is None else array.astype(dtype),
+                             preserved_strides(array.shape, _element_strides(array)))
 
 
 def _element_strides(array) -> tuple[int, ...]:

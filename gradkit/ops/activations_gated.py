@@ -17,6 +17,7 @@ from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
+from gradkit.ops.result_layout import empty_like_layout
 
 
 @op(save="x", node_name="GluBackward0")
@@ -62,6 +63,7 @@ def glu(input, dim: int = -1):
 
 
 @op(save=("x", "weight"), broadcast=True, node_name="PreluKernelBackward0")
+@empty_like_layout  # (torch's _prelu_kernel: empty_like(x))
 def _prelu_kernel(xp, x, weight):
     """x where x > 0, weight * x elsewhere (weight broadcast against x)."""
     return xp.where(x > 0, x, weight * x)

@@ -26,6 +26,7 @@ from gradkit.ops.piecewise import abs, where
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
     CLAMP_COMPLEX, fixed_error, half_in_float, kernel_error, scalar_type_name)
+from gradkit.ops.result_layout import empty_like_layout
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -90,6 +91,7 @@ def _integer_limit(value) -> int:
 
 @unary(save="x", name="hardtanh", complex_error=CLAMP_COMPLEX,
         bool_error=fixed_error(RuntimeError, "Bool inputs not supported for hardtanh"))
+@empty_like_layout  # (torch's hardtanh: empty_like(x))
 def _hardtanh(xp, x, min_val=-1.0, max_val=1.0):
     """x limited to [min_val, max_val] as torch's clamp (max_val where min_val > max_val); NaN
     and -0.0 pass, integers stay integers; a NaN bound makes every value NaN (torch's clamp

@@ -14,12 +14,15 @@ from gradkit.ops._op import op
 from gradkit.ops.memory_overlap import _address, storage_of
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.views import replay_view
+from gradkit.ops.result_layout import laid_out_as
 
 
 @op(linear=True, batchable=True, view=True)
 def _conj(xp, x):
-    if type(x) is not np.ndarray or x.size == 0:
+    if type(x) is not np.ndarray:
         return xp.conj(x)
+    if x.size == 0:  # a view: x's strides
+        return laid_out_as(xp.conj(x), x)
     owner = storage_of(x)
     start = _address(x) - _address(owner)
     if x is owner or (x.flags.c_contiguous and not start and x.nbytes == owner.nbytes):
@@ -131,7 +134,19 @@ def is_negative_view(x) -> bool:
 
 @op(linear=True, batchable=True, view=True)
 def _real(xp, x):
-    return xp.real(x)
+    return _part(xp, x, xp.real(x))
+
+
+def _part(xp, x, part):
+    """x's real or imaginary ``part``; of an empty x to which NumPy gave no strides (all 0),
+    with those of torch's contiguous x, in the part's elements (twice the complex ones)."""
+    if x.size or any(x.strides):
+        return part
+    strides, step = [], x.itemsize
+    for n in reversed(x.shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return xp.lib.stride_tricks.as_strided(part, strides=tuple(reversed(strides)))
 
 
 _real.defvjp(lambda g: _to_complex(g))
@@ -141,7 +156,7 @@ _real.node_name = "RealBackward0"
 
 @op(linear=True, batchable=True, view=True)
 def _imag(xp, x):
-    return xp.imag(x)
+    return _part(xp, x, xp.imag(x))
 
 
 _imag.defvjp(lambda g: _to_complex(g) * 1j)

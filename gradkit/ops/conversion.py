@@ -7,13 +7,14 @@ from gradkit import backend
 from gradkit._user_frames import warn_once_at_user
 from gradkit.memory_format import (channels_last, channels_last_3d, check_format,
                                    copy_with_strides, lay_out, physical_order, preserve_format,
-                                   preserved_strides, suggested_order)
+                                   preserved_copy, preserved_strides, suggested_order)
 from gradkit.ops._op import op
 from gradkit.ops.complex import real
 from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, has_internal_overlap, same_data
 from gradkit.ops.in_place_overloads import check_output
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import cast, int_scalar_dtype, overflow
+from gradkit.ops.result_layout import empty_like_layout
 
 
 @op(linear=True, batchable=True)
@@ -22,8 +23,7 @@ def clone(xp, x, memory_format=preserve_format):
     ``preserve_format`` keeps x's strides when x is dense (else the order of its strides),
     ``contiguous_format`` C order, channels last its order."""
     if memory_format is preserve_format:
-        strides = tuple(s // x.itemsize for s in x.strides)
-        return copy_with_strides(xp, x, preserved_strides(x.shape, strides))
+        return preserved_copy(xp, x)
     return lay_out(xp, x, None if memory_format is None else
                    physical_order(x.shape, check_format(memory_format, "clone")))
 
@@ -45,9 +45,10 @@ def in_suggested_format(out, input):
 def astype(xp, x, dtype=None):
     """x cast to ``dtype`` (``x.to(dtype)``); the gradient is cast back. An expanded x casts
     into its dims' order by stride, as torch's ``preserve_format`` (NumPy's K order could
-    give Fortran strides, and C order is not torch's where the strides order the dims)."""
+    give Fortran strides, and C order is not torch's where the strides order the dims); an
+    empty x keeps its strides (torch counts it dense)."""
     out = cast(real_if_cast_to_real(x, dtype), dtype)
-    if out is x or type(x) is not np.ndarray or not has_internal_overlap(x):
+    if out is x or type(x) is not np.ndarray or not (has_internal_overlap(x) or x.size == 0):
         return out
     strides = preserved_strides(x.shape, tuple(s // x.itemsize for s in x.strides))
     return out if out.strides == tuple(s * out.itemsize for s in strides) else \
@@ -69,7 +70,9 @@ def _cast_back(g, x_dtype):
     if g_dtype == x_dtype:
         return g
     if g_dtype.kind == "c" and x_dtype.kind != "c":
-        g = real(g)
+        g = real(g)  # (torch's real(grad).to(dtype): no copy, no node, where that is all)
+        if getattr(g, "_data", g).dtype == x_dtype:
+            return g
     return astype(g, x_dtype)
 
 
@@ -122,6 +125,7 @@ copy_from.defjvp(lambda t, x_shape: _zeros_of(t),
 
 
 @op(broadcast=True, node_name="FillBackward0")
+@empty_like_layout  # (torch's fill: empty_like(x).fill_(value))
 def fill(xp, x, value):
     """The value ``x.fill_(value)`` writes (value may be a 0-d tensor)."""
     if value is None or type(value) in (tuple, list, str):  # torch's Scalar and Tensor refuse

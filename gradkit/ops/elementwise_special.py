@@ -15,6 +15,7 @@ from gradkit.ops.piecewise import where
 from gradkit.ops.special import erfc_array, erfinv_array
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import half_in_float, kernel_error, require_tensors
+from gradkit.ops.result_layout import empty_like_layout
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2
@@ -107,6 +108,7 @@ frac.batchable = True
 
 
 @unary(name="nan_to_num")
+@empty_like_layout  # (torch's nan_to_num: empty_like(x))
 def _nan_to_num(xp, x, nan=0.0, posinf=None, neginf=None):
     if x.dtype.kind in "biu":
         return x.copy()

@@ -13,6 +13,7 @@ import math
 from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import invalid_combination, reads_as_int
+from gradkit.memory_format import contiguous_format
 from gradkit.ops._op import op
 from gradkit.ops.spaced_values import linspace_values
 from gradkit.ops.methods import tensor_method
@@ -182,6 +183,8 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range=None,  # noqa: A
     hist, bin_edges = _histogramdd(flat, weight, bins=_specs([edges], [bins]),
                                    bounds=None if range is None else tuple(range),
                                    density=density, name="histogram")
+    if edges is not None:  # torch's histogram copies the edges given (histogramdd keeps them)
+        bin_edges = bin_edges.clone(memory_format=contiguous_format)
     return HistogramResult(hist, bin_edges)
 
 

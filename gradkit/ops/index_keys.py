@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.graph import SavedTensor
 from gradkit.backend import get_array_module
 from gradkit.ops.unary_helpers import scalar_type_name
 from gradkit.ops.conversion import fitted_item
@@ -231,3 +232,20 @@ def check_masks(shape: tuple, key) -> None:
                                      f"not match the shape of the indexed tensor {list(shape)} "
                                      f"at index {dim + j}")
         dim += _dims_consumed(k) if k is not None else 0
+
+
+def index_tensors(key) -> tuple:
+    """The index tensors of a key (integers and masks), which torch's IndexBackward0 saves (a
+    0-d one is a number there; gradkit saves no tensor for a nested sequence)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return tuple(k for k in keys if isinstance(k, Tensor) and k._data.ndim and
+                 k._data.dtype.kind in "iub")
+
+
+def save_index_tensors(out, tensors: tuple, index_op):
+    """``out`` whose indexing node (``index_op``'s) also saves the key's index ``tensors``, so
+    that one written in place before backward is refused with torch's version error."""
+    node = getattr(out, "grad_fn", None)  # (an array where a backward rule indexes one)
+    if tensors and node is not None and node.op is index_op:
+        node.saved = (*node.saved, *(SavedTensor(t, False) for t in tensors))
+    return out

@@ -1,18 +1,17 @@
 """Indexing: ``x[key]``, ``x[key] = v``, gather/scatter, index_select."""
 from __future__ import annotations
 
-
 from gradkit._user_frames import warn_once_at_user
 from gradkit.creation import zeros
+from gradkit.memory_format import preserved_copy
 from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.index_keys import (
     _dims_consumed, _is_basic, _is_bool_scalar, _is_int, _located, _raw_key, _split_key,
-    check_masks, clipped_key, selects_all)
+    check_masks, clipped_key, index_tensors, save_index_tensors, selects_all)
 from gradkit.ops.conversion import real_if_cast_to_real
 from gradkit.ops.index_layout import in_torch_layout, index_layout
-from gradkit.ops.masked_fill import warns_when_expanded
-from gradkit.ops.setitem_checks import (
-    NUMPY_SHAPES, value_shape_refusal)
+from gradkit.ops.masked_fill import warn_index_put_expanded
+from gradkit.ops.setitem_checks import NUMPY_SHAPES, value_shape_refusal
 from gradkit.ops.dims import dim_among_inputs
 from gradkit.ops.scatter_checks import check_scatter, refuse_outside
 from gradkit.ops.shape import _normalize_dim, reshape
@@ -65,7 +64,8 @@ def _in_torch_words(error: IndexError) -> IndexError:
                       f"shapes {shapes}")
 
 
-def _getitem_vjp(g, x_shape, key):
+def _getitem_vjp(g, x_shape, *indices, key):
+    _ = indices  # the saved index tensors: unpacked (their versions checked), not read
     return index_put_into_zeros(g, x_shape, key)
 
 
@@ -79,7 +79,9 @@ def getitem(x, key):
         raise IndexError(ZERO_DIM_INDEX)
     if type(key) is int and -x.shape[0] <= key < x.shape[0]:  # x[t], in bounds: as below
         return basic_index(x, key)
+    tensors = ()
     if type(key) is not int and not (type(key) is tuple and _is_basic(key)):
+        tensors = index_tensors(key)  # (saved by the node, as torch's)
         key = _raw_key(key)  # (x[i], x[:, i]...: ints, slices, None and ... need no reading)
     _check_bounds(x, key)
     if _is_basic(key):
@@ -87,8 +89,8 @@ def getitem(x, key):
     parts = _split_key((key,) if _is_bool_scalar(key) else key, x.ndim)
     if parts is not None and not selects_all(x.shape, parts[0]):
         # the basic indices first, as torch: x[0, :, [0, 1]] is x[0][:, [0, 1]]
-        return _index(basic_index(x, parts[0]), parts[1])
-    return _index(x, key)
+        return save_index_tensors(_index(basic_index(x, parts[0]), parts[1]), tensors, _index)
+    return save_index_tensors(_index(x, key), tensors, _index)
 
 
 def _check_bounds(x, key):
@@ -141,7 +143,8 @@ index_put_into_zeros.defjvp(lambda t, shape, key: index_put_into_zeros(t, shape,
 def index_put_key(xp, x, value, key=None):
     """Out-of-place ``x[key] = value`` for any indexing key (the in-place form is
     ``x[key] = value``)."""
-    out = xp.array(x)  # a copy, and a 0-d array where a plain backward passes a NumPy scalar
+    # a copy laid out as torch's clone, and a 0-d array where a backward passes a NumPy scalar
+    out = preserved_copy(xp, xp.asarray(x))
     target, key = _located(out, key)
     check_masks(target.shape, key)
     if hasattr(value, "dtype"):
@@ -177,8 +180,12 @@ index_put_key.defjvp(lambda t, x_shape, value_shape, key: index_put_key(t, 0.0, 
                      lambda t, x_shape, value_shape, key: index_put_into_zeros(t, x_shape, key))
 
 
-# ``x[advanced key] = v`` into an expanded tensor warns, as torch (basic keys: setitem_)
-index_put_key.check_overlap = warns_when_expanded("index_put_", "tensor[indices] = tensor")
+def _warn_expanded(target, value, key=None) -> bool:
+    """``x[advanced key] = v`` into an expanded tensor warns, as torch (basic keys: setitem_)."""
+    return warn_index_put_expanded(key, value)
+
+
+index_put_key.check_overlap = _warn_expanded
 
 
 def _along_axis_key(xp, index, dim):

@@ -25,7 +25,8 @@ from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.in_place_overloads import (
     check_output, check_output_before_kernel, in_place_checks, name_in_place_node)
 from gradkit.ops.memory_overlap import (
-    OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, may_overlap, partially_overlap)
+    OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, aliased_copy, has_internal_overlap, may_overlap,
+    partially_overlap)
 from gradkit.ops.promotion import UNSIGNED_PROMOTION
 from gradkit.ops.stale_views import make_stale
 from gradkit.ops.views import (
@@ -127,8 +128,9 @@ def _run_out_of_place(tensor, view, recording: bool, out_of_place, args, kwargs)
             return run(tensor, *args, **kwargs)
         with enable_grad():  # as torch, an in-place write's new tangent is recorded under
             return run(tensor, *args, **kwargs)  # no_grad too; the value's node is not
-    with device_context(tensor._data):
-        old_values = tensor._data.copy()
+    with device_context(tensor._data):  # expanded: its elements still share memory, for the
+        old_values = aliased_copy(tensor._data) if may_overlap(  # ops that add into it
+            tensor._data) else tensor._data.copy()  # (index_put_(accumulate=True))
     grad_fn, output_nr = _history_of_written(tensor, view)
     source = _tensor_type()._make(old_values, grad_fn, output_nr)
     source._requires_grad = tensor._requires_grad

@@ -6,15 +6,17 @@ import math
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_decompositions import svd
-from gradkit.ops.linalg_solvers import _trace, _unsqueeze2, check_matrices, inv, mH
+from gradkit.ops.linalg_solvers import _trace, _unsqueeze2, check_matrices, inv, mH, solve
 from gradkit.ops.piecewise import where
 from gradkit.ops.scans import prod
-from gradkit.ops.shape import unsqueeze
+from gradkit.ops.shape import expand, transpose, unsqueeze
+from gradkit.ops.triangular import diag_embed
 from gradkit.ops.unary_helpers import kernel_error
 
 
@@ -63,8 +65,23 @@ def _cofactors(x):
     return phase * matmul(u * unsqueeze(others, -2), vh)
 
 
-# a 1x1 det's derivative is 1, also where the entry is inf/NaN (det * A^{-1} would be NaN)
-det.defvjp(lambda g, x, out: _unsqueeze2(g) if x.shape[-1] == 1 else
-           _unsqueeze2(g) * _det_grad(x, out))
+def solve_scaled_identity(x, h):
+    """A^{-H} diag(h) as torch's derivatives of det and slogdet build it when a graph is
+    recorded (create_graph): linalg_solve(A.mH, diag_embed(h.unsqueeze(-1).expand(pivots'
+    shape)).mT), so the first and second backward graphs have torch's nodes."""
+    scaled = diag_embed(expand(unsqueeze(h, -1), tuple(x.shape[:-1])))
+    return solve(mH(x), transpose(scaled, -1, -2))
+
+
+def _det_vjp(g, x, out):
+    if x.shape[-1] == 1:  # its derivative is 1, also where the entry is inf/NaN
+        return _unsqueeze2(g)
+    values = out._data if isinstance(out, Tensor) else None
+    if values is not None and bool((values != 0).all() and (values == values).all()):
+        return solve_scaled_identity(x, g * conj(out))
+    return _unsqueeze2(g) * _det_grad(x, out)
+
+
+det.defvjp(_det_vjp)
 det.defjvp(lambda t, x, out: out * _trace(matmul(inv(x), t)))
 det.name, det.profiler_name = "linalg_det", "gradkit::linalg_det"

@@ -15,9 +15,11 @@ from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.autograd.zero_grads import is_undefined
 from gradkit.ops.complex import _is_complex, conj, imag, real
+from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg_det import solve_scaled_identity
 from gradkit.ops.linalg_lu import lu_factor_ex, lu_solve
 from gradkit.ops.linalg_solvers import (
     LinAlgError, _batch_prefix, _trace, _unsqueeze2, check_matrices, host, inv, low_precision,
@@ -79,8 +81,12 @@ def _slogdet_vjp(grads, x, sign):
     if not _is_complex(x) and is_undefined(g_logabsdet):  # a real sign's gradient is 0: torch
         return (None,)  # returns none, so it solves nothing (0 / 0 at a singular A)
     h = g_logabsdet
-    if _is_complex(x):
+    if _is_complex(x) and not is_undefined(g_sign):
         h = h + 1j * imag(conj(sign) * g_sign)
+    elif _is_complex(x):  # the real logabsdet's gradient, solved in A's complex dtype
+        h = astype(h, getattr(x, "_data", x).dtype)
+    if isinstance(x, Tensor) and not host(x._data != x._data).any():  # recorded: torch's
+        return (solve_scaled_identity(x, h),)  # linalg_solve (its error at a singular A)
     inverse = _inverse_or_none(x)
     if inverse is None:  # g I solved as torch does
         identity = diag_embed(expand(unsqueeze(h, -1), x.shape[:-1]))

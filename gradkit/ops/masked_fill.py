@@ -2,10 +2,9 @@
 bool mask is true."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
+from gradkit._user_frames import warn_at_user
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op, seam
 from gradkit.ops.conversion import fitted_item
@@ -68,9 +67,27 @@ def warns_when_expanded(name: str, example: str):
     """The ``check_overlap`` (ops/inplace.py) of an op torch lets write into an expanded
     tensor: it warns that this is deprecated, and the write's backward refuses the region."""
     def check(target, *args) -> bool:
-        warnings.warn(expanded_warning(name, example), UserWarning, stacklevel=5)
+        warn_at_user(expanded_warning(name, example))
         return True
     return check
+
+
+def warn_index_put_expanded(key, value) -> bool:
+    """index_put_'s ``check_overlap`` (``key``: a raw indexing key): torch warns, then writes
+    (``warn_masked_fill_dispatch``: it may warn again)."""
+    warn_at_user(expanded_warning("index_put_", "tensor[indices] = tensor"))
+    warn_masked_fill_dispatch(key, value)
+    return True
+
+
+def warn_masked_fill_dispatch(key, value) -> None:
+    """torch's index_put_ (not adding) into an expanded tensor of a one-element value at one
+    bool or uint8 mask, and no other index tensor, runs masked_fill_, which warns too
+    (canDispatchToMaskedFill)."""
+    arrays = [k for k in (key if type(key) is tuple else (key,)) if hasattr(k, "dtype")]
+    if getattr(getattr(value, "_data", value), "size", 1) == 1 and len(arrays) == 1 and \
+            arrays[0].dtype in (np.bool_, np.uint8):
+        warn_at_user(expanded_warning("masked_fill_", "tensor[mask] = scalar"))
 
 
 masked_fill.check_overlap = warns_when_expanded("masked_fill_", "tensor[mask] = scalar")

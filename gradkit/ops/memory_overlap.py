@@ -6,6 +6,7 @@ it has already overwritten. An input laid out exactly as the target (``x.add_(x)
 """
 from __future__ import annotations
 
+from gradkit.backend import get_array_module
 from gradkit.storage_owner import storage_of
 
 OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor "
@@ -20,6 +21,21 @@ def has_internal_overlap(array) -> bool:
     """torch's MemOverlap::Yes: a dim of more than one element with stride 0 (expanded)."""
     return array.size > 1 and any(
         stride == 0 and n > 1 for n, stride in zip(array.shape, array.strides))
+
+
+def aliased_copy(array):
+    """A writable copy of ``array`` whose elements share memory as ``array``'s do (expanded,
+    overlapping windows), so that a kernel adding into one location adds for every element
+    there, as torch's do: its strides over fresh memory as long as the span they reach."""
+    xp = get_array_module(array)
+    if not may_overlap(array) or any(stride < 0 for stride in array.strides):
+        return xp.array(array)
+    span = 1 + sum((n - 1) * stride for n, stride in zip(array.shape, array.strides)) // \
+        array.itemsize
+    out = xp.lib.stride_tricks.as_strided(xp.empty(span, dtype=array.dtype), array.shape,
+                                          array.strides)
+    out[...] = array  # (elements sharing a location hold the same value)
+    return out
 
 
 def may_overlap(array) -> bool:

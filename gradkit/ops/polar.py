@@ -14,8 +14,9 @@ from gradkit.ops.piecewise import sgn, where, zeros_like
 @op(save=("x",), batchable=True, method=True)
 def angle(xp, x):
     """The argument of each element in radians (real x: pi where negative, else 0; NaN stays)."""
-    if x.dtype.kind == "c":
-        return xp.angle(x)
+    if x.dtype.kind == "c":  # torch copies a complex result into a fresh (C-ordered) one
+        out = xp.angle(x)
+        return out if out.flags.c_contiguous else out.copy(order="C")
     dtype = x.dtype if x.dtype.kind == "f" else get_default_dtype().np
     out = xp.where(x < 0, math.pi, 0.0).astype(dtype)
     return xp.where(xp.isnan(x), math.nan, out).astype(dtype) if x.dtype.kind == "f" else out

@@ -14,7 +14,7 @@ from gradkit.ops.comparison import logical_xor
 from gradkit.ops.joining import cat
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import zeros_like
-from gradkit.ops.shape import _normalize_dim, expand, permute, repeat, reshape
+from gradkit.ops.shape import _normalize_dim, expand, flip, permute, repeat, reshape
 from gradkit.ops.slicing import narrow
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -163,7 +163,11 @@ def rot90(xp, x, k=1, dims=(0, 1)):
     if axes[0] == axes[1]:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
                            f"and dim1 = {dims[1]}")
-    return xp.rot90(x, k % 4, axes).copy()
+    k %= 4  # torch's: flips laid out as x (then a transposed view of that), or a C copy
+    if k == 0:
+        return x.copy()
+    flipped = flip.forward(xp, x, dims=axes if k == 2 else (axes[1] if k == 1 else axes[0],))
+    return flipped if k == 2 else xp.swapaxes(flipped, *axes)
 
 
 rot90.numbers = ints_reader("rot90", k=(1, "int"), dims=(2, "int[]"))

@@ -18,7 +18,7 @@ from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
 from gradkit.ops.promotion import SCALAR_TYPE_NAMES
 from gradkit.ops.dims import distinct_dims
-from gradkit.ops.shape import _normalize_dim, expand, flip, reshape
+from gradkit.ops.shape import _normalize_dim, expand, flip, reshape, unsqueeze
 from gradkit.ops.unary_helpers import kernel_error
 
 
@@ -114,7 +114,20 @@ sum.numbers = chain(keepdim_needs_dim("sum"),
                                 dtype=(None, "ScalarType?")))
 
 
-sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: expand_back(g, x_shape, dim, keepdim))
+def _sum_back(g, x_shape, dim, keepdim):
+    """torch's sum_backward: the reduced dims unsqueezed one by one, then expanded (nodes
+    Unsqueeze and Expand where gradkit's other reductions view the gradient first)."""
+    ndim = len(x_shape)
+    reduced = axes(dim, ndim)
+    if keepdim or g.ndim != ndim - len(reduced):  # (a batched backward's g: lead dims)
+        return expand_back(g, x_shape, dim, keepdim)
+    if len(reduced) < ndim:
+        for a in sorted(reduced):
+            g = unsqueeze(g, a)
+    return expand(g, tuple(x_shape))
+
+
+sum.defvjp(lambda g, x_shape, dim, keepdim, dtype: _sum_back(g, x_shape, dim, keepdim))
 sum.defjvp(lambda t, x_shape, dim, keepdim, dtype: sum(t, dim, keepdim, dtype))
 
 
@@ -154,7 +167,7 @@ def quiet_mean(xp, a, **options):
 
 
 mean.defvjp(lambda g, x_shape, dim, keepdim, dtype:
-            expand_back(g, x_shape, dim, keepdim) / reduced_count(x_shape, dim))
+            _sum_back(g, x_shape, dim, keepdim) / reduced_count(x_shape, dim))
 mean.defjvp(lambda t, x_shape, dim, keepdim, dtype: mean(t, dim, keepdim))
 
 

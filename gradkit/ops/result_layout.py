@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.memory_format import iterator_order, lay_out, suggested_order
+from gradkit.memory_format import (
+    copy_with_strides, iterator_order, lay_out, preserved_strides, suggested_order)
 from gradkit.ops.index_layout import _broadcast_strides
 
 
@@ -51,6 +52,41 @@ def _c_order(array, args: tuple, params: dict):
     strides = tuple(reversed(strides))
     return array if array.strides == strides else \
         np.lib.stride_tricks.as_strided(array, strides=strides)
+
+
+def input_layout(empty_only: bool):
+    """A decorator of ``forward`` (an op's whose torch kernel allocates ``empty_like(x)``, x its
+    first input): its results of x's shape laid out as that (``preserve_format``: x's strides
+    when dense, else dense in their order); ``empty_only``: for an empty x only (torch counts
+    it dense, so its strides are kept, a stride 0 too; NumPy's are C), the rest of the op
+    laid out otherwise (TensorIterator's order)."""
+    def decorate(forward):
+        def laid_out(xp, x, *args, **params):
+            out = forward(xp, x, *args, **params)
+            if type(x) is not np.ndarray or empty_only and x.size:
+                return out
+            if type(out) is tuple:
+                return tuple(laid_out_as(o, x) for o in out)
+            return laid_out_as(out, x)
+        return _named(laid_out, forward)
+    return decorate
+
+
+empty_like_layout = input_layout(empty_only=True)
+preserved_layout = input_layout(empty_only=False)
+
+
+def laid_out_as(out, x):
+    """``out``, of ``x``'s shape, laid out as torch's ``empty_like(x)`` (else ``out`` itself)."""
+    if type(out) is not np.ndarray or out.shape != x.shape:
+        return out
+    strides = preserved_strides(x.shape, tuple(s // x.itemsize for s in x.strides))
+    if out.strides == tuple(s * out.itemsize for s in strides):
+        return out
+    if out.size == 0:  # (any strides will do: no element is read)
+        return np.lib.stride_tricks.as_strided(out, strides=tuple(s * out.itemsize
+                                                                  for s in strides))
+    return copy_with_strides(np, out, strides)
 
 
 def in_iterator_layout(forward):

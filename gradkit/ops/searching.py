@@ -25,7 +25,10 @@ from gradkit.tensor_arguments import tensor_parameters
 
 @op()
 def _nonzero(xp, x):
-    return xp.argwhere(x.reshape(1) if x.ndim == 0 else x).astype(xp.int64)
+    found = xp.argwhere(x.reshape(1) if x.ndim == 0 else x).astype(xp.int64)
+    # torch fills an (ndim, n) tensor and returns its transpose: strides (1, n), (1, 0) for none
+    return xp.lib.stride_tricks.as_strided(xp.ascontiguousarray(found.T), found.shape,
+                                           (found.itemsize, len(found) * found.itemsize))
 
 
 _nonzero.name, _nonzero.profiler_name = "nonzero", "gradkit::nonzero"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-
+from gradkit.memory_format import copy_with_strides, preserved_strides
 from gradkit.int_arguments import (check_dimensions, int_list_argument, int_parameters,
                                    ints_reader, size_argument)
 from gradkit.numbers_hooks import chain, positional_none_refused
@@ -169,10 +169,10 @@ def t(xp, x):
     return x.T if x.ndim == 2 else x[...]
 
 
-def _t_back(g):
-    if g.ndim - len(batch_shape()) < 2:  # t() of a 0-d or 1-d tensor is the identity
-        return g
-    return transpose(g, batch_dim(0), batch_dim(1))
+def _t_back(g):  # torch's TBackward0: grad.t() (t() of a 0-d or 1-d tensor: the identity)
+    if not batch_shape():
+        return t(g)
+    return g if g.ndim - len(batch_shape()) < 2 else transpose(g, batch_dim(0), batch_dim(1))
 
 
 t.defvjp(_t_back)
@@ -362,8 +362,9 @@ def ravel(input):
 def flip(xp, x, *, dims):
     """x reversed along ``dims``."""
     axes = tuple(distinct_dims(dims, x.ndim))
-    # a copy, as torch's flip: writing to the result must not write to x
-    return (xp.flip(x, axis=axes) if x.ndim else x).copy()
+    # a copy laid out as x, as torch's flip (empty_like(x)): writing to it must not reach x
+    return copy_with_strides(xp, xp.flip(x, axis=axes) if x.ndim else x, preserved_strides(
+        x.shape, tuple(s // x.itemsize for s in x.strides)))
 
 
 flip.numbers = ints_reader("flip", dims=(1, "int[1]?"))

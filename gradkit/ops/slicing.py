@@ -14,6 +14,7 @@ from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim, unsqueeze
+from gradkit.ops.result_layout import empty_like_layout
 
 
 def _int_of(value) -> int:
@@ -97,6 +98,7 @@ def _as_tuple(value) -> tuple:
 
 
 @op(linear=True, contiguous=True)
+@empty_like_layout  # (torch clones an empty x: its strides kept)
 def _roll(xp, x, *, shifts, dims):
     return xp.roll(x, shifts, axis=dims) if x.ndim else x.copy()
 

@@ -10,6 +10,7 @@ from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.result_layout import preserved_layout
 
 
 def _order(xp, x, dim, descending):
@@ -41,6 +42,7 @@ def _check_sortable(x, name: str) -> None:
 
 
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="sort")
+@preserved_layout  # (torch's results are laid out as x: empty_like(x))
 def _sort(xp, x, *, dim, descending):
     return _sorted(xp, x, dim, descending)
 
@@ -95,6 +97,7 @@ def sort(x, dim: int = -1, descending: bool = False, *, stable: bool | None = No
 
 
 @op()
+@preserved_layout
 def _argsort(xp, x, *, dim, descending):
     return _sorted(xp, x, dim, descending)[1]
 

@@ -20,6 +20,7 @@ from gradkit.ops.elementwise import square
 from gradkit.ops.extremes import _max_dim, _min_dim, amax, amin
 from gradkit.ops.index_ops import index_add, index_copy
 from gradkit.ops.index_reduce import _index_reduce
+from gradkit.ops.index_put import index_put_add
 from gradkit.ops.indexing import _index, index_put_key
 from gradkit.ops.joining import _split, _split_equal
 from gradkit.ops.embedding import _embedding
@@ -256,7 +257,8 @@ def _index_reduce_index(node):
 
 _forms(_index_reduce, index=_index_reduce_index)
 _forms(_index, indices=_index_key)
-_forms(index_put_key, indices=_index_key, accumulate=_constant(False))  # accumulate: its own op
+_forms(index_put_key, indices=_index_key, accumulate=_constant(False))
+_forms(index_put_add, indices=_index_key, accumulate=_constant(True))
 _forms(_layer_norm, normalized_shape=lambda node: tuple(
     _shape(node, 0, 0)[axis] for axis in node.params["axes"]))
 

@@ -9,6 +9,7 @@ import numpy as np
 from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.memory_format import preserved_copy
 from gradkit.int_arguments import invalid_combination
 from gradkit.number_arguments import python_number, reads_as_number
 from gradkit.ops._op import op
@@ -22,6 +23,7 @@ from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
     CLAMP_COMPLEX, c_type_name, fixed_error, half_in_float, kernel_error, require_tensors,
     scalar_type_name)
+from gradkit.ops.result_layout import empty_like_layout
 
 _DEGREES = 180.0 / math.pi
 
@@ -48,6 +50,7 @@ frexp_result = return_types.frexp
 
 
 @op(save="result1", outputs=2, differentiable_outputs=(0,), name="frexp")
+@empty_like_layout  # (torch's frexp: empty_like(x) for both)
 def _frexp(xp, x):
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
@@ -197,7 +200,9 @@ def isreal(xp, x):
     require_tensors("isreal", x)
     if x.dtype.kind == "c":
         return x.imag == 0
-    return xp.ones(x.shape, bool)
+    out = preserved_copy(xp, x, bool)  # torch's ones_like(x): laid out as x
+    out[...] = True
+    return out
 
 
 @op()

@@ -10,7 +10,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gradkit import backend
 from gradkit._tensor import Tensor
+from gradkit.memory_format import contiguous_format
 from gradkit.int_arguments import int_argument, int_list_argument, int_parameters
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import Op
@@ -35,15 +37,17 @@ def _save_names(view_op: Op) -> tuple:
     return tuple(names)
 
 
-def derived_op(view_op: Op, name: str, node_name: str, copies: bool) -> Op:
+def derived_op(view_op: Op, name: str, node_name: str, copies: bool,
+               any_layout: bool = False) -> Op:
     """``view_op`` as a plain op named ``name``: its outputs copied (``copies``) or left on the
-    input's memory, but never views; the view's rules, torch's ``node_name``."""
-    key = (view_op, name, node_name, copies)
+    input's memory, but never views; the view's rules, torch's ``node_name``. ``any_layout``:
+    the view is taken of x's values in C order (view_copy reshapes what it cannot view)."""
+    key = (view_op, name, node_name, copies, any_layout)
     if key in _DERIVED:
         return _DERIVED[key]
 
     def forward(xp, x, **params):
-        out = view_op.forward(xp, x, **params)
+        out = view_op.forward(xp, xp.ascontiguousarray(x) if any_layout else x, **params)
         if not copies:
             return out
         return tuple(xp.array(o, order="C") for o in out) if isinstance(out, tuple) else \
@@ -72,13 +76,15 @@ def derived_op(view_op: Op, name: str, node_name: str, copies: bool) -> Op:
 
 def _derived_function(view_function: Callable, name: str, node_name: str | None = None,
                       copies: bool = True, complex_grad: bool = True,
-                      first: tuple | None = None, keyword: str | None = None) -> Callable:
+                      first: tuple | None = None, keyword: str | None = None,
+                      any_layout: bool = False) -> Callable:
     """torch.<name>: ``view_function``'s view of x copied (``copies``, one node named after the
     view's, ``TBackward0_copy``) or left on x's memory (then named ``node_name``), never a view
     of x; ``complex_grad=False``: recording it for a complex output raises, as torch's;
     ``first``: (torch's name, "SymInt" or "SymInt[]") of its first argument, read first as
     torch's parser reads it (permute_copy's dims, split_copy's split_size); ``keyword``: torch's
-    name of that argument where it is not ``first``'s (view_copy's size)."""
+    name of that argument where it is not ``first``'s (view_copy's size); ``any_layout``: x
+    need not be laid out for the view (``derived_op``)."""
     given_as = keyword or (first and first[0])
 
     def derived_function(x: Tensor, *args, **kwargs):
@@ -89,14 +95,16 @@ def _derived_function(view_function: Callable, name: str, node_name: str | None 
             (int_argument if first[1] == "SymInt" else int_list_argument)(
                 args[0], name, first[0], 2, symint=True)
         try:
-            probe = view_function(x.detach(), *args, **kwargs)
+            probe = view_function(x.detach().contiguous() if any_layout else x.detach(),
+                                  *args, **kwargs)
         except TypeError as error:  # torch's parser names the function called
             raise _renamed(error, view_function.__name__, name) from None
         pieces = probe if isinstance(probe, (tuple, list)) else (probe,)
         if not pieces:  # unbind of an empty dim
             return ()
         info = pieces[0]._view
-        derived = derived_op(info.op, name, node_name or info.op.node_name + "_copy", copies)
+        derived = derived_op(info.op, name, node_name or info.op.node_name + "_copy", copies,
+                             any_layout)
         if not complex_grad:
             derived.no_complex_grad = name
         return derived(x, **info.params)
@@ -135,7 +143,23 @@ def _native_split(x, split_size_or_sections, dim: int = 0):
     return split(x, split_size_or_sections, dim)
 
 
-view_copy = _derived_function(view, "view_copy", keyword="size")
+_view_copy = _derived_function(view, "view_copy", keyword="size", any_layout=True)
+
+
+def view_copy(input: Tensor, *size, **kwargs) -> Tensor:  # noqa: A002 - torch's name
+    """A copy of ``input.view(size)`` in C order, of an input laid out for that view or not
+    (torch reshapes it then); ``view_copy(input, dtype)``: of ``input.view(dtype)``, which
+    records no gradient, as torch's."""
+    dtype = kwargs.pop("dtype", size[0] if len(size) == 1 and
+                       isinstance(size[0], backend.dtype) else None)
+    if dtype is None and (len(size) > 1 or size and isinstance(size[0], int)):
+        raise TypeError("view_copy() received an invalid combination of arguments - got "
+                        f"(Tensor, {', '.join(type(n).__name__ for n in size)}), but expected "
+                        "one of:\n * (Tensor input, torch.dtype dtype, *, Tensor out = None)\n"
+                        " * (Tensor input, tuple of ints size, *, Tensor out = None)\n")
+    if dtype is None:
+        return _view_copy(input, *size, **kwargs)
+    return input.detach().view(dtype).clone(memory_format=contiguous_format)
 (t_copy, transpose_copy, unsqueeze_copy, squeeze_copy,
  diagonal_copy, alias_copy, unbind_copy, view_as_real_copy) = (
     _derived_function(function, name) for function, name in (
@@ -167,6 +191,7 @@ def detach_copy(input: Tensor) -> Tensor:
     return _detach_copy(input)
 
 
-_detach_copy = Op(lambda xp, x: xp.array(x), name="detach_copy", node_name="NotImplemented")
+_detach_copy = Op(lambda xp, x: xp.array(x, order="C"), name="detach_copy",
+                  node_name="NotImplemented")
 _detach_copy.defvjp(not_implemented("detach_copy")[0])
 _detach_copy.defjvp(not_implemented("detach_copy")[1])

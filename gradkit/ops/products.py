@@ -10,6 +10,7 @@ from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.half_scalar import HALF
 from gradkit.ops.complex import conj
+from gradkit.ops.complex_products import all_finite, small_bmm, times_one
 from gradkit.ops.conversion import real_if_cast_to_real
 from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, bmm, dot, matmul
 from gradkit.ops.methods import tensor_method
@@ -96,7 +97,11 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=_input_vjp):
         if name == "addbmm" and x.dtype == HALF and a.shape[-1] and alpha != 0:
             return _addbmm_half(xp, x, a, b, beta, alpha)
         empty = a.shape[-1] == 0
-        return _scaled_sum(xp, x, product(a, b), beta, alpha, _KERNELS[name], empty)
+        out = product(a, b)
+        if name == "baddbmm" and alpha == 1 and a.dtype.kind == "c" and small_bmm(a, b) and \
+                not all_finite(xp, a, b):  # torch's own loop multiplies by alpha = 1 + 0j
+            out = times_one(xp, out)
+        return _scaled_sum(xp, x, out, beta, alpha, _KERNELS[name], empty)
     forward.__doc__ = f"beta * input + alpha * {_FORMULAS[name]} (torch.{name})."
     declared = op(name=name, save=("a", "b"), broadcast=True, method=True, inplace=True)(forward)
     declared.defvjp(lambda g, a, b, beta, alpha: vjp_x(g, a, b, beta),

@@ -143,7 +143,7 @@ def _matmul_vjp_x(g, x, y, x_shape, y_shape):
         return matmul.forward(np, g, y.T)
     if len(y_shape) == 1 and len(x_shape) <= 2:  # torch's dot and mv: grad * conj(vec), as
         # elementwise products (grad.ger(vec.conj()) for mv), not as a product's kernel
-        return _reshape_if_needed(mul(unsqueeze(g, -1), conj(y)), x_shape)
+        return _reshape_if_needed(mul(_as_matrix_grad(g, len(x_shape), 1), conj(y)), x_shape)
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     y2 = y if len(y_shape) > 1 else unsqueeze(y, -1)
     gx = matmul(g2, conj(transpose(y2, -1, -2)))
@@ -156,7 +156,9 @@ def _matmul_vjp_y(g, x, y, x_shape, y_shape):
         return matmul.forward(np, x.T, g)
     if len(y_shape) == 1 and len(x_shape) <= 2:  # torch's dot: grad * conj(self); mv's:
         # self.conj().t().mv(grad), a gemv
-        return mul(g, conj(x)) if len(x_shape) == 1 else matmul(conj(transpose(x, 0, 1)), g)
+        g2 = _as_matrix_grad(g, len(x_shape), 1)
+        gy = mul(g2, conj(x)) if len(x_shape) == 1 else matmul(conj(transpose(x, 0, 1)), g2)
+        return _reshape_if_needed(gy, y_shape)
     if len(y_shape) == 2 and len(x_shape) > 2 and not batch_shape():  # torch's folded mm:
         # one product of x's rows (its kernel's rules at inf, not a sum of bmm's)
         rows, k = math.prod(x_shape[:-1]), x_shape[-1]

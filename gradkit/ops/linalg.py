@@ -144,6 +144,8 @@ def _matmul_vjp_x(g, x, y, x_shape, y_shape):
     if len(y_shape) == 1 and len(x_shape) <= 2:  # torch's dot and mv: grad * conj(vec), as
         # elementwise products (grad.ger(vec.conj()) for mv), not as a product's kernel
         return _reshape_if_needed(mul(_as_matrix_grad(g, len(x_shape), 1), conj(y)), x_shape)
+    if _by_columns(x, x_shape, y_shape):  # torch's mm_mat1_backward keeps x's layout
+        return transpose(matmul(conj(y), transpose(_as_matrix_grad(g, 2, 2), 0, 1)), 0, 1)
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     y2 = y if len(y_shape) > 1 else unsqueeze(y, -1)
     gx = matmul(g2, conj(transpose(y2, -1, -2)))
@@ -163,11 +165,22 @@ def _matmul_vjp_y(g, x, y, x_shape, y_shape):
         # one product of x's rows (its kernel's rules at inf, not a sum of bmm's)
         rows, k = math.prod(x_shape[:-1]), x_shape[-1]
         return matmul(conj(transpose(reshape(x, (rows, k)), 0, 1)), reshape(g, (rows, y_shape[1])))
+    if _by_columns(y, x_shape, y_shape):  # torch's mm_mat2_backward keeps y's layout
+        return transpose(matmul(transpose(_as_matrix_grad(g, 2, 2), 0, 1), conj(x)), 0, 1)
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     x2 = x if len(x_shape) > 1 else unsqueeze(x, 0)
     gy = matmul(conj(transpose(x2, -1, -2)), g2)
     y2_shape = y_shape if len(y_shape) > 1 else (*y_shape, 1)
     return _reshape_if_needed(sum_to_shape(gy, y2_shape), y_shape)
+
+
+def _by_columns(t, x_shape, y_shape) -> bool:
+    """Whether torch's mm backward computes t's complex gradient as the transpose of a
+    product, to give it t's own column-major layout (which decides its kernel's rules at inf;
+    real gradients take the general lines, the same numbers)."""
+    a = getattr(t, "_data", t)
+    return len(x_shape) == len(y_shape) == 2 and a.dtype.kind == "c" and not batch_shape() \
+        and a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
 
 
 def _reshape_if_needed(g, shape):

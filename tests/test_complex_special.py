@@ -67,9 +67,8 @@ from fuzz.complex_special import (  # noqa: E402
 
 SLICE = GRID[::4]  # 13 values: 0, -0, 1, -1.5, inf, -inf and NaN parts all among them
 # torch's kernels that follow one of complex_products' rules at the scanner's size 2
-FOLLOWED = ["dot", "matmul_1d", "einsum_dot", "inner", "outer", "mv", "vm", "mm",
-            "mm_t", "bmm", "matmul_batched", "einsum_mm", "tensordot", "addmm", "addmv",
-            "baddbmm"]
+FOLLOWED = ["dot", "vdot", "matmul_1d", "einsum_dot", "inner", "outer", "mv", "vm", "mm",
+            "bmm", "matmul_batched", "einsum_mm", "tensordot", "addmm", "addmv", "baddbmm"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

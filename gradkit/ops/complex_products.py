@@ -59,7 +59,8 @@ def matmul(xp, x, y, path: str):
     if (x.ndim == 1 and y.ndim == 1) or path == "bmm":
         return by_parts(xp, xp.matmul, x, y)
     rows = math.prod(x.shape[:-1]) if path == "mm" else 1
-    if path == "mm" and rows == x.shape[-1] == y.shape[-1] == 1:  # gemm of one entry: alpha times the sum
+    if path == "mm" and rows == x.shape[-1] == y.shape[-1] == 1:  # gemm of one entry: alpha
+        # times the sum
         return times_one(xp, by_parts(xp, xp.matmul, x, y))
     if path == "mv" or (path == "mm" and y.shape[-1] == 1 and rows > 1):
         # gemv: alpha times the vector, and times a matrix passed row by row ("t")

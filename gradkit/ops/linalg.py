@@ -144,8 +144,6 @@ def _matmul_vjp_x(g, x, y, x_shape, y_shape):
     if len(y_shape) == 1 and len(x_shape) <= 2:  # torch's dot and mv: grad * conj(vec), as
         # elementwise products (grad.ger(vec.conj()) for mv), not as a product's kernel
         return _reshape_if_needed(mul(_as_matrix_grad(g, len(x_shape), 1), conj(y)), x_shape)
-    if _by_columns(x, x_shape, y_shape):  # torch's mm_mat1_backward keeps x's layout
-        return transpose(matmul(conj(y), transpose(_as_matrix_grad(g, 2, 2), 0, 1)), 0, 1)
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     y2 = y if len(y_shape) > 1 else unsqueeze(y, -1)
     gx = matmul(g2, conj(transpose(y2, -1, -2)))
@@ -165,22 +163,11 @@ def _matmul_vjp_y(g, x, y, x_shape, y_shape):
         # one product of x's rows (its kernel's rules at inf, not a sum of bmm's)
         rows, k = math.prod(x_shape[:-1]), x_shape[-1]
         return matmul(conj(transpose(reshape(x, (rows, k)), 0, 1)), reshape(g, (rows, y_shape[1])))
-    if _by_columns(y, x_shape, y_shape):  # torch's mm_mat2_backward keeps y's layout
-        return transpose(matmul(transpose(_as_matrix_grad(g, 2, 2), 0, 1), conj(x)), 0, 1)
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     x2 = x if len(x_shape) > 1 else unsqueeze(x, 0)
     gy = matmul(conj(transpose(x2, -1, -2)), g2)
     y2_shape = y_shape if len(y_shape) > 1 else (*y_shape, 1)
     return _reshape_if_needed(sum_to_shape(gy, y2_shape), y_shape)
-
-
-def _by_columns(t, x_shape, y_shape) -> bool:
-    """Whether torch's mm backward computes t's complex gradient as the transpose of a
-    product, to give it t's own column-major layout (which decides its kernel's rules at inf;
-    real gradients take the general lines, the same numbers)."""
-    a = getattr(t, "_data", t)
-    return len(x_shape) == len(y_shape) == 2 and a.dtype.kind == "c" and not batch_shape() \
-        and a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
 
 
 def _reshape_if_needed(g, shape):
@@ -310,10 +297,25 @@ def _dot_check(x, y) -> None:
                            "respectively")
 
 
+@op(name="vdot", save=("x", "y"), batchable=True)
+def _vdot(xp, x, y):
+    return matmul.forward(xp, xp.conj(x) if x.dtype.kind == "c" else x, y)
+
+
+# torch's VdotBackward0: grad.conj() * other and grad * self, elementwise (the zero parts'
+# signs of conj(grad * conj(other)) differ)
+_vdot.defvjp(lambda g, x, y: mul(conj(unsqueeze(g, -1)), y),
+             lambda g, x, y: mul(unsqueeze(g, -1), x))
+_vdot.defjvp(lambda t, x, y: _vdot(t, y), lambda t, x, y: _vdot(x, t))
+
+
 @tensor_parameters("other")
 def vdot(input, other):
     """Dot product of two 1-D tensors, conjugating the first."""
-    return dot(conj(input), other)
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    _dot_check(input, other)
+    return _vdot(input, other)
 
 
 @tensor_method()

@@ -48,15 +48,16 @@ def matmul(xp, x, y):
     if x.dtype.kind == "c" and not complex_products.all_finite(xp, x, y):
         return complex_products.matmul(xp, x, y, _matmul_path(x, y))  # inf * 0 where torch's is
     if k_x == 1 and x.ndim == y.ndim == 2 and x.shape[0] > 1 and y.shape[1] > 1 \
-            and x.dtype.kind == "f":
-        # torch's real gemm keeps each single product's sign (-0.0); NumPy's BLAS adds it
-        # to +0.0
+            and x.dtype.kind in "fc":
+        # torch's gemm keeps each single product's sign (-0.0); NumPy's BLAS adds it to +0.0.
+        # Its small complex gemm multiplies x by 1 + 0j first, which decides the zero parts
+        if x.dtype.kind == "c":
+            x = complex_products.times_one(xp, x)
         with np.errstate(invalid="ignore", over="ignore"):  # silent, as matmul is
             return x * y
-    if x.dtype.kind == "c" and x.ndim >= 2 and y.ndim >= 2:
-        # torch's complex gemm sums into +0.0 (a single product too), so an exact zero part is
-        # +0.0; NumPy's complex products leave -0.0 where every term is -0.0 (adding 0 changes
-        # nothing else)
+    if x.dtype.kind == "c" and x.ndim >= 2 and y.ndim >= 2 and k_x > 1:
+        # torch's gemm sums into +0.0, so an exact zero part is +0.0; NumPy's small complex
+        # products leave -0.0 where every term is -0.0 (adding 0 changes nothing else)
         return xp.matmul(x, y) + 0
     return xp.matmul(x, y)
 

@@ -9,6 +9,7 @@ import numpy as np
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.half_scalar import HALF
+from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.complex_products import all_finite, small_bmm, times_one
 from gradkit.ops.conversion import real_if_cast_to_real
@@ -237,8 +238,8 @@ def _addbmm_half(xp, x, a, b, beta, alpha):
 
 addmm = _declare("addmm", _matrix_product, lambda g, a, b: matmul(g, _mH(b)),
                  lambda g, a, b: matmul(_mH(a), g))
-addmv = _declare("addmv", _matrix_product,
-                 lambda g, a, b: matmul(unsqueeze(g, -1), unsqueeze(conj(b), 0)),
+addmv = _declare("addmv", _matrix_product,  # torch's grad.ger(vec.conj()): elementwise
+                 lambda g, a, b: mul(unsqueeze(g, -1), conj(b)),
                  lambda g, a, b: matmul(_mH(a), g))
 def _refuse_complex_for_real(g, a) -> None:
     """torch's engine refuses a complex gradient of a real input: only batch2's dtype (complex)

@@ -23,6 +23,8 @@ import math
 
 import numpy as np
 
+from gradkit.ops.complex_build import from_parts
+
 # (rows, inner size, columns) from which MKL's gemm sums by parts without scaling an operand;
 # below any of them, its small kernel scales them
 _GEMM_BY_PARTS = {np.dtype(np.complex64): (2, 4, 4), np.dtype(np.complex128): (4, 2, 16)}
@@ -37,20 +39,17 @@ def by_parts(xp, product, x, y):
     """``product`` (a bilinear real op) of complex x and y as four real products, so an
     infinity meets 0 only where C's complex product meets it; exact zeros come out +0.0, as
     torch's sums from 0 leave them."""
+    (a, b), (c, d) = (xp.real(x), xp.imag(x)), (xp.real(y), xp.imag(y))
     with np.errstate(invalid="ignore", over="ignore"):
-        real = product(x.real, y.real) - product(x.imag, y.imag)
-        imag = product(x.real, y.imag) + product(x.imag, y.real)
-        out = xp.empty(real.shape, x.dtype)
-        out.real, out.imag = real + 0, imag + 0
-    return out
+        return from_parts(xp, product(a, c) - product(b, d) + 0, product(a, d) + product(b, c) + 0,
+                          x.dtype)
 
 
 def times_one(xp, z):
     """``z * (1 + 0j)`` as C multiplies: an infinite part makes the other one NaN (inf * 0)."""
+    real, imag = xp.real(z), xp.imag(z)
     with np.errstate(invalid="ignore"):
-        out = xp.empty(z.shape, z.dtype)
-        out.real, out.imag = z.real - z.imag * 0, z.real * 0 + z.imag
-    return out
+        return from_parts(xp, real - imag * 0, real * 0 + imag, z.dtype)
 
 
 def matmul(xp, x, y, path: str):

@@ -19,6 +19,7 @@ import string
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
+from gradkit.ops.complex_products import all_finite, by_parts
 from gradkit.ops.linalg import bmm
 from gradkit.ops.promotion import as_dtype, promote_types
 from gradkit.ops.reduction import sum as _sum
@@ -121,6 +122,9 @@ def _einsum(xp, *operands, equation):
     if len(operands) > 1:  # mixed dtypes meet in torch's mul: its promotion, not NumPy's
         dtype = functools.reduce(promote_types, [o.dtype for o in operands])
         operands = [as_dtype(xp, o, dtype) for o in operands]
+        if len(operands) == 2 and operands[0].dtype.kind == "c" and not all_finite(xp, *operands):
+            # torch's bmm of two operands sums C's products (NumPy's BLAS multiplies inf by 0)
+            return by_parts(xp, functools.partial(xp.einsum, equation), *operands)
     return xp.einsum(equation, *operands, optimize=len(operands) > 1)  # BLAS when it helps
 
 

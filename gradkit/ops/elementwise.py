@@ -157,6 +157,17 @@ def rsqrt(xp, x):
 rsqrt.defderivative(lambda out: -0.5 * out * out * out)
 
 
+def _rsqrt_vjp(g, out):
+    """torch's (-0.5 * grad) * conj(out ** 3) for complex: in this order the zero parts of
+    the gradient keep torch's signs (real ones: g * f'(out), as before)."""
+    if not _is_complex(out):
+        return g * (-0.5 * out * out * out)
+    return (-0.5 * g) * conj(out * out * out)
+
+
+rsqrt.defvjp(_rsqrt_vjp)
+
+
 @unary(method=True, inplace=True)
 def square(xp, x):
     """x * x elementwise (pow(x, 2): bools square to int64, as in torch)."""

@@ -7,7 +7,9 @@ import numpy as np
 
 from gradkit.autograd.batching import batch_shape
 from gradkit.ops._dispatch_general import _broadcast_message
+from gradkit.ops import complex_products
 from gradkit.ops._op import op, sum_to_shape
+from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import permute, reshape, transpose, unsqueeze
@@ -43,9 +45,14 @@ def matmul(xp, x, y):
     if x.dtype.kind == "b" and ((x.size and y.size) or x.ndim == y.ndim == 1):
         kernel = "dot" if x.ndim == y.ndim == 1 else _BOOL_KERNELS[_matmul_path(x, y)]
         raise kernel_error_after_checks(kernel, x)
+    if x.dtype.kind == "c" and not complex_products.all_finite(xp, x, y):
+        return complex_products.matmul(xp, x, y, _matmul_path(x, y))  # inf * 0 where torch's is
     if k_x == 1 and x.ndim == y.ndim == 2 and x.shape[0] > 1 and y.shape[1] > 1 \
             and x.dtype.kind in "fc":
-        # torch's gemm keeps each single product's sign (-0.0); NumPy's BLAS adds it to +0.0
+        # torch's gemm keeps each single product's sign (-0.0); NumPy's BLAS adds it to +0.0.
+        # Its small complex gemm multiplies x by 1 + 0j first, which decides the zero parts
+        if x.dtype.kind == "c":
+            x = complex_products.times_one(xp, x)
         with np.errstate(invalid="ignore", over="ignore"):  # silent, as matmul is
             return x * y
     if x.dtype.kind == "c" and x.ndim >= 2 and y.ndim >= 2 and k_x > 1:
@@ -137,6 +144,9 @@ def _plain_matrices(g, other) -> bool:
 def _matmul_vjp_x(g, x, y, x_shape, y_shape):
     if _plain_matrices(g, y) and len(x_shape) == 2:  # what the general lines compute
         return matmul.forward(np, g, y.T)
+    if len(y_shape) == 1 and len(x_shape) <= 2:  # torch's dot and mv: grad * conj(vec), as
+        # elementwise products (grad.ger(vec.conj()) for mv), not as a product's kernel
+        return _reshape_if_needed(mul(_as_matrix_grad(g, len(x_shape), 1), conj(y)), x_shape)
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     y2 = y if len(y_shape) > 1 else unsqueeze(y, -1)
     gx = matmul(g2, conj(transpose(y2, -1, -2)))
@@ -147,6 +157,15 @@ def _matmul_vjp_x(g, x, y, x_shape, y_shape):
 def _matmul_vjp_y(g, x, y, x_shape, y_shape):
     if _plain_matrices(g, x) and len(y_shape) == 2:
         return matmul.forward(np, x.T, g)
+    if len(y_shape) == 1 and len(x_shape) <= 2:  # torch's dot: grad * conj(self); mv's:
+        # self.conj().t().mv(grad), a gemv
+        g2 = _as_matrix_grad(g, len(x_shape), 1)
+        gy = mul(g2, conj(x)) if len(x_shape) == 1 else matmul(conj(transpose(x, 0, 1)), g2)
+        return _reshape_if_needed(gy, y_shape)
+    if len(y_shape) == 2 and len(x_shape) > 2 and not batch_shape():  # torch's folded mm:
+        # one product of x's rows (its kernel's rules at inf, not a sum of bmm's)
+        rows, k = math.prod(x_shape[:-1]), x_shape[-1]
+        return matmul(conj(transpose(reshape(x, (rows, k)), 0, 1)), reshape(g, (rows, y_shape[1])))
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     x2 = x if len(x_shape) > 1 else unsqueeze(x, 0)
     gy = matmul(conj(transpose(x2, -1, -2)), g2)
@@ -281,10 +300,25 @@ def _dot_check(x, y) -> None:
                            "respectively")
 
 
+@op(name="vdot", save=("x", "y"), batchable=True)
+def _vdot(xp, x, y):
+    return matmul.forward(xp, xp.conj(x) if x.dtype.kind == "c" else x, y)
+
+
+# torch's VdotBackward0: grad.conj() * other and grad * self, elementwise (the zero parts'
+# signs of conj(grad * conj(other)) differ)
+_vdot.defvjp(lambda g, x, y: mul(conj(unsqueeze(g, -1)), y),
+             lambda g, x, y: mul(unsqueeze(g, -1), x))
+_vdot.defjvp(lambda t, x, y: _vdot(t, y), lambda t, x, y: _vdot(x, t))
+
+
 @tensor_parameters("other")
 def vdot(input, other):
     """Dot product of two 1-D tensors, conjugating the first."""
-    return dot(conj(input), other)
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    _dot_check(input, other)
+    return _vdot(input, other)
 
 
 @tensor_method()

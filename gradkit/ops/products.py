@@ -9,7 +9,9 @@ import numpy as np
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.half_scalar import HALF
+from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
+from gradkit.ops.complex_products import all_finite, small_bmm, times_one
 from gradkit.ops.conversion import real_if_cast_to_real
 from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, bmm, dot, matmul
 from gradkit.ops.methods import tensor_method
@@ -96,7 +98,11 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=_input_vjp):
         if name == "addbmm" and x.dtype == HALF and a.shape[-1] and alpha != 0:
             return _addbmm_half(xp, x, a, b, beta, alpha)
         empty = a.shape[-1] == 0
-        return _scaled_sum(xp, x, product(a, b), beta, alpha, _KERNELS[name], empty)
+        out = product(a, b)
+        if name == "baddbmm" and alpha == 1 and a.dtype.kind == "c" and small_bmm(a, b) and \
+                not all_finite(xp, a, b):  # torch's own loop multiplies by alpha = 1 + 0j
+            out = times_one(xp, out)
+        return _scaled_sum(xp, x, out, beta, alpha, _KERNELS[name], empty)
     forward.__doc__ = f"beta * input + alpha * {_FORMULAS[name]} (torch.{name})."
     declared = op(name=name, save=("a", "b"), broadcast=True, method=True, inplace=True)(forward)
     declared.defvjp(lambda g, a, b, beta, alpha: vjp_x(g, a, b, beta),
@@ -232,8 +238,8 @@ def _addbmm_half(xp, x, a, b, beta, alpha):
 
 addmm = _declare("addmm", _matrix_product, lambda g, a, b: matmul(g, _mH(b)),
                  lambda g, a, b: matmul(_mH(a), g))
-addmv = _declare("addmv", _matrix_product,
-                 lambda g, a, b: matmul(unsqueeze(g, -1), unsqueeze(conj(b), 0)),
+addmv = _declare("addmv", _matrix_product,  # torch's grad.ger(vec.conj()): elementwise
+                 lambda g, a, b: mul(unsqueeze(g, -1), conj(b)),
                  lambda g, a, b: matmul(_mH(a), g))
 def _refuse_complex_for_real(g, a) -> None:
     """torch's engine refuses a complex gradient of a real input: only batch2's dtype (complex)

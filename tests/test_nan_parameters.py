@@ -251,3 +251,15 @@ _CASES = [pytest.param(call, value, marks=pytest.mark.xfail(reason=_LEFT[call, v
 @pytest.mark.parametrize("call, value", _CASES)
 def test_bad_number_parameter_as_torch(call, value):
     assert _outcome(gradkit, call, value) == _outcome(torch, call, value)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_poisson_of_rates_beyond_int64_draws_torch_overflow(dtype):
+    """torch draws in int64: a rate from 2**63 on (inf too) gives -2**63; just below it NumPy's
+    largest rate stands in, so the draw stays about the rate."""
+    rates = [float("inf"), 1e300, 9.3e18]
+    got = gradkit.poisson(gradkit.tensor(rates, dtype=getattr(gradkit, dtype)))
+    expected = torch.poisson(torch.tensor(rates, dtype=getattr(torch, dtype)))
+    assert got.tolist() == expected.tolist() == [-2.0 ** 63] * 3
+    near = gradkit.poisson(gradkit.tensor([9.2e18], dtype=gradkit.float64)).item()
+    assert abs(near - 9.2e18) < 1e12

@@ -162,6 +162,31 @@ _CALLS = {
     "windows.kaiser beta": lambda m, v: m.signal.windows.kaiser(4, beta=v),
     "windows.general_cosine a": lambda m, v: m.signal.windows.general_cosine(4, a=[v, 0.5]),
     "windows.general_hamming alpha": lambda m, v: m.signal.windows.general_hamming(4, alpha=v),
+    "init.uniform_ a": lambda m, v: m.nn.init.uniform_(m.ones(2), v, 1.0),
+    "init.trunc_normal_ std": lambda m, v: m.nn.init.trunc_normal_(m.ones(2), std=v),
+    "init.xavier_uniform_ gain": lambda m, v: m.nn.init.xavier_uniform_(m.ones(2, 2), gain=v),
+    "init.kaiming_uniform_ a": lambda m, v: m.nn.init.kaiming_uniform_(m.ones(2, 2), a=v),
+    "init.orthogonal_ gain": lambda m, v: m.nn.init.orthogonal_(m.ones(2, 2), gain=v),
+    "init.sparse_ sparsity": lambda m, v: m.nn.init.sparse_(m.ones(2, 2), v),
+    "init.constant_": lambda m, v: m.nn.init.constant_(m.ones(2), v),
+    "clip_grad_norm_ norm_type": lambda m, v: m.nn.utils.clip_grad_norm_([_param(m)], 1.0,
+                                                                        norm_type=v),
+    "lp_pool2d norm_type": lambda m, v: F(m).lp_pool2d(x(m), v, 2),
+    "local_response_norm beta": lambda m, v: F(m).local_response_norm(x(m), 2, beta=v),
+    "local_response_norm k": lambda m, v: F(m).local_response_norm(x(m), 2, k=v),
+    "logit eps": lambda m, v: m.logit(x(m), eps=v),
+    "nan_to_num posinf": lambda m, v: m.nan_to_num(x(m), posinf=v),
+    "clamp max": lambda m, v: m.clamp(x(m), max=v),
+    "threshold value": lambda m, v: F(m).threshold(x(m), 0.5, v),
+    "std correction": lambda m, v: m.std(x(m), correction=v),
+    "var correction": lambda m, v: m.var(x(m), correction=v),
+    "lerp weight": lambda m, v: m.lerp(x(m), x(m), v),
+    "add alpha": lambda m, v: m.add(x(m), x(m), alpha=v),
+    "addcmul value": lambda m, v: m.addcmul(x(m), x(m), x(m), value=v),
+    "histogram range": lambda m, v: m.histogram(x(m), 3, range=(v, 1.0)),
+    "elu_ alpha": lambda m, v: F(m).elu(x(m), alpha=v, inplace=True),
+    "hardtanh_ max": lambda m, v: F(m).hardtanh(x(m), -1.0, v, inplace=True),
+    "rrelu_ upper": lambda m, v: F(m).rrelu(x(m), upper=v, training=True, inplace=True),
     "SGD lr": lambda m, v: m.optim.SGD([_param(m)], lr=v),
     "SGD momentum": lambda m, v: m.optim.SGD([_param(m)], lr=0.1, momentum=v),
     "SGD weight_decay": lambda m, v: m.optim.SGD([_param(m)], lr=0.1, weight_decay=v),
@@ -195,6 +220,14 @@ _CALLS = {
     "ReduceLROnPlateau factor": lambda m, v: _lr(m).ReduceLROnPlateau(_sgd(m), factor=v),
     "CosineAnnealingLR eta_min": lambda m, v: _lr(m).CosineAnnealingLR(
         _sgd(m), 3, eta_min=v).get_last_lr(),
+    "MultiStepLR gamma": lambda m, v: _lr(m).MultiStepLR(_sgd(m), [1], gamma=v).get_last_lr(),
+    "PolynomialLR power": lambda m, v: _lr(m).PolynomialLR(_sgd(m), 4, power=v).get_last_lr(),
+    "CyclicLR base_lr": lambda m, v: _lr(m).CyclicLR(_sgd(m), v, 1.0).get_last_lr(),
+    "CosineAnnealingWarmRestarts eta_min": lambda m, v: _lr(m).CosineAnnealingWarmRestarts(
+        _sgd(m), 2, eta_min=v).get_last_lr(),
+    "SWALR swa_lr": lambda m, v: m.optim.swa_utils.SWALR(_sgd(m), v).get_last_lr(),
+    "ReduceLROnPlateau threshold": lambda m, v: _lr(m).ReduceLROnPlateau(_sgd(m), threshold=v),
+    "ReduceLROnPlateau min_lr": lambda m, v: _lr(m).ReduceLROnPlateau(_sgd(m), min_lr=v),
     "OneCycleLR pct_start": lambda m, v: _lr(m).OneCycleLR(
         _sgd(m), 1.0, total_steps=4, pct_start=v).get_last_lr(),
 }
@@ -205,6 +238,8 @@ _COMPLEX = ("a complex number: torch's parser refuses it (its 'invalid combinati
             "arguments' or a type error); gradkit's own comparison or conversion fails first")
 _KEYWORD = ("torch's parser names no position for an argument given by keyword; gradkit's "
             "message always names it")
+_HUGE = ("a finite scalar beyond float's range: torch's float32 kernel refuses converting "
+         "it; this op of gradkit does not read it through number_arguments.scalar_for")
 _LEFT = {
     ('kaiser_window beta', 'complex'): _COMPLEX,
     ('normal std', 'complex'): _COMPLEX,
@@ -228,6 +263,14 @@ _LEFT = {
         "torch's clamp reads the floor as a double first; gradkit promotes var",
     ('windows.general_cosine a', 'complex'): _COMPLEX,
     ('windows.general_hamming alpha', 'complex'): _COMPLEX,
+    ('nan_to_num posinf', 'complex'): _KEYWORD,
+    ('histogram range', 'complex'): _COMPLEX,
+    ('histogram range', 'tensor -nan'): "torch's parser refuses a tensor in range's tuple",
+    ('logit eps', 'huge'): _HUGE,
+    ('lerp weight', 'huge'): _HUGE,
+    ('add alpha', 'huge'): _HUGE,
+    ('rrelu_ upper', 'inf'): "torch draws only for non-positive elements (and refuses an "
+                             "infinite range there); gradkit draws for all and NumPy refuses",
 }
 
 

@@ -52,6 +52,7 @@ _CALLS = {
     "renorm maxnorm": lambda m, v: m.ones(1, 3).renorm(2, 0, v),
     "renorm p": lambda m, v: m.ones(1, 3).renorm(v, 0, 1.0),
     "kaiser_window beta": lambda m, v: m.kaiser_window(4, True, v),
+    "kaiser_window beta alone": lambda m, v: m.kaiser_window(4, beta=v),
     "dropout": lambda m, v: F(m).dropout(x(m), p=v),
     "dropout eval": lambda m, v: F(m).dropout(x(m), p=v, training=False),
     "dropout inplace": lambda m, v: F(m).dropout(x(m), p=v, inplace=True),

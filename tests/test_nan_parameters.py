@@ -268,7 +268,6 @@ _LEFT = {
     ('histogram range', 'complex'): _COMPLEX,
     ('histogram range', 'tensor -nan'): "torch's parser refuses a tensor in range's tuple",
     ('logit eps', 'huge'): _HUGE,
-    ('lerp weight', 'huge'): _HUGE,
     ('add alpha', 'huge'): _HUGE,
     ('rrelu_ upper', 'inf'): "torch draws only for non-positive elements (and refuses an "
                              "infinite range there); gradkit draws for all and NumPy refuses",

@@ -176,6 +176,7 @@ _CALLS = {
     "local_response_norm beta": lambda m, v: F(m).local_response_norm(x(m), 2, beta=v),
     "local_response_norm k": lambda m, v: F(m).local_response_norm(x(m), 2, k=v),
     "logit eps": lambda m, v: m.logit(x(m), eps=v),
+    "logit eps float16": lambda m, v: m.logit(m.full((2,), 0.5, dtype=m.float16), eps=v),
     "nan_to_num posinf": lambda m, v: m.nan_to_num(x(m), posinf=v),
     "clamp max": lambda m, v: m.clamp(x(m), max=v),
     "threshold value": lambda m, v: F(m).threshold(x(m), 0.5, v),
@@ -240,7 +241,7 @@ _COMPLEX = ("a complex number: torch's parser refuses it (its 'invalid combinati
 _KEYWORD = ("torch's parser names no position for an argument given by keyword; gradkit's "
             "message always names it")
 _HUGE = ("a finite scalar beyond float's range: torch's float32 kernel refuses converting "
-         "it; this op of gradkit does not read it through number_arguments.scalar_for")
+         "it; gradkit's add (its hot path) does not check alpha's range")
 _LEFT = {
     ('kaiser_window beta', 'complex'): _COMPLEX,
     ('normal std', 'complex'): _COMPLEX,
@@ -267,7 +268,6 @@ _LEFT = {
     ('nan_to_num posinf', 'complex'): _KEYWORD,
     ('histogram range', 'complex'): _COMPLEX,
     ('histogram range', 'tensor -nan'): "torch's parser refuses a tensor in range's tuple",
-    ('logit eps', 'huge'): _HUGE,
     ('add alpha', 'huge'): _HUGE,
     ('rrelu_ upper', 'inf'): "torch draws only for non-positive elements (and refuses an "
                              "infinite range there); gradkit draws for all and NumPy refuses",

@@ -9,6 +9,8 @@ refused too, even where NumPy would broadcast it.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gradkit._tensor import Tensor
@@ -55,6 +57,9 @@ _CPP_TYPES = {"float32": "float", "float16": "float", "bfloat16": "float",
               "int32": "int", "int64": "int64_t"}
 
 
+_FLOAT_MAX = float(np.finfo(np.float32).max)
+
+
 def _real_part(number: complex, cpp_type: str = "double") -> float:
     """A complex number read as a real ``cpp_type``, as c10::Scalar's conversions read it."""
     if number.imag:
@@ -67,16 +72,21 @@ def scalar_for(value, input):
     real part (c10's overflow error, naming the type, when its imaginary part is not 0). For
     integer inputs the op's own checks come first (torch's kernels convert last):
     ``scalar_as`` there."""
-    if isinstance(value, complex) and isinstance(input, Tensor) and \
-            input._data.dtype.kind == "f":
+    if isinstance(input, Tensor) and input._data.dtype.kind == "f":
         return scalar_as(value, input._data.dtype)
     return value
 
 
 def scalar_as(value, dtype):
-    """A complex Scalar converted to a real ``dtype`` as c10 converts it (see scalar_for)."""
+    """A Scalar converted to ``dtype`` as c10 converts it (see scalar_for): a complex one to
+    its real part, a finite real one beyond float's range (to a float kernel) refused with
+    c10's overflow error; infinities and NaN convert."""
+    cpp_type = _CPP_TYPES.get(str(dtype), "double")
     if isinstance(value, complex) and dtype.kind != "c":
-        return _real_part(value, _CPP_TYPES.get(str(dtype), "double"))
+        return _real_part(value, cpp_type)
+    if cpp_type == "float" and isinstance(value, (int, float)) and math.isfinite(value) \
+            and abs(value) > _FLOAT_MAX:
+        raise RuntimeError("value cannot be converted to type float without overflow")
     return value
 
 

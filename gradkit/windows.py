@@ -14,7 +14,10 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.creation import _finish, _resolve
+from gradkit.int_arguments import invalid_combination
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
+
+_UNSET = object()  # kaiser_window's periodic and beta not given
 
 
 def _checked(name: str, window_length, dtype, device):
@@ -101,10 +104,17 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, de
                    values)
 
 
-def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype=None,
-                  device=None, requires_grad: bool = False) -> Tensor:
+def kaiser_window(window_length: int, periodic: bool = _UNSET, beta: float = _UNSET, *,
+                  dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """The Kaiser window ``I0(beta sqrt(1 - ((n - a) / a)^2)) / I0(beta)``, ``a = (N - 1) / 2``
-    (computed in float64 and rounded: torch's float32 kernel computes in float too)."""
+    (computed in float64 and rounded: torch's float32 kernel computes in float too);
+    ``periodic`` True and ``beta`` 12 by default."""
+    if periodic is _UNSET and beta is not _UNSET:  # torch has no signature for beta alone
+        given = {"beta": beta, "dtype": dtype, "device": device, "requires_grad": requires_grad}
+        raise invalid_combination("kaiser_window", (window_length,), {
+            k: v for k, v in given.items() if v is not None and v is not False})
+    periodic = True if periodic is _UNSET else periodic
+    beta = 12.0 if beta is _UNSET else beta
     def values(n, np_dtype):
         alpha = (n - 1) / 2.0
         ratio = (np.arange(n, dtype=np.float64) - alpha) / alpha

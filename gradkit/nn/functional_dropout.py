@@ -11,14 +11,9 @@ from gradkit.backend import get_array_module
 from gradkit.creation import bernoulli_mask
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.inplace import inplace as write_inplace
-from gradkit.ops.layers import check_dropout_dtype, in_layout_of
+from gradkit.ops.layers import check_dropout_dtype, check_dropout_p, in_layout_of
 
 _SELU_ALPHA = 1.7580993408473766  # torch's alpha of alpha dropout (SELU's -scale·alpha)
-
-
-def _check_p(p: float) -> None:
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
 def _dropout_impl(input, p: float, training: bool, inplace: bool, feature: bool, alpha: bool):
@@ -67,7 +62,7 @@ def _unbatched_as_one_sample(input, p: float, training: bool, inplace: bool, bat
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of (N, C, L) or (C, L) inputs with probability p (while training)."""
-    _check_p(p)
+    check_dropout_p(p)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
                            "input. Note that dropout1d exists to provide channel-wise dropout on "
@@ -88,7 +83,7 @@ def _warn_rank(name: str, ndim: int, spatial: int) -> None:
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of (N, C, H, W) inputs; a 3-D input is read as (N, C, L), as torch
     (with its warning)."""
-    _check_p(p)
+    check_dropout_p(p)
     if input.ndim not in (3, 4):
         _warn_rank("dropout2d", input.ndim, 2)
     if input.ndim == 3:
@@ -103,7 +98,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
-    _check_p(p)
+    check_dropout_p(p)
     if input.ndim not in (4, 5):
         _warn_rank("dropout3d", input.ndim, 3)
     return _unbatched_as_one_sample(input, p, training, inplace, input.ndim == 5)
@@ -112,12 +107,12 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
     """Dropout for SELU networks: dropped elements take SELU's negative saturation and an
     affine map keeps mean 0 and variance 1."""
-    _check_p(p)
+    check_dropout_p(p)
     return _dropout_impl(input, p, training, inplace, False, True)
 
 
 def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
                           inplace: bool = False):
     """alpha_dropout with one draw per (sample, channel)."""
-    _check_p(p)
+    check_dropout_p(p)
     return _dropout_impl(input, p, training, inplace, True, True)

@@ -107,8 +107,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         def redraw(count):
             return rng.normal(mean, std, count).astype(dtype)
 
-        def keep(x):
-            return (x >= low) & (x <= high)
+        def keep(x):  # torch's rejection test, so a NaN draw (std NaN) is kept
+            return ~((x < low) | (x > high))
     else:
         uniform_(tensor, a, b, generator)
         log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
@@ -118,7 +118,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
         def keep(x):
             log_pdf = -0.5 * ((x.astype(np.float64) - mean) / std) ** 2 - log_peak
-            return np.log(rng.uniform(size=x.shape)) <= log_pdf
+            return ~(np.log(rng.uniform(size=x.shape)) > log_pdf)  # (NaN kept, as torch)
     values = np.array(backend.to_device(tensor._data, backend.CPU)).reshape(-1)  # a copy
     pending = ~keep(values)
     if not pending.any():  # the first draw stands (one version bump, as torch)

@@ -52,6 +52,8 @@ class HuberLoss(_Reduced):
     """Quadratic below ``delta``, delta-scaled linear above."""
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        if not isinstance(delta, (float, int)):  # torch's check (a bool passes, as an int)
+            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
         super().__init__(reduction=reduction)
         self.delta = delta
 

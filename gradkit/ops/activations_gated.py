@@ -3,9 +3,11 @@ each one op with torch's node name and derivative formulas (``GluBackward0``,
 ``PreluKernelBackward0`` and its double backward, ``RreluWithNoiseBackward0``)."""
 from __future__ import annotations
 
+import math
+
 from gradkit.backend import get_array_module
 from gradkit.generator import rng_of
-from gradkit.number_arguments import number_argument
+from gradkit.number_arguments import number_argument, scalar_for
 from gradkit.ops._op import op
 from gradkit.ops.activations import sigmoid
 from gradkit.ops.grad_edges import (
@@ -15,7 +17,7 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.slicing import narrow
-from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.unary_helpers import cpp_number, kernel_error, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 from gradkit.ops.result_layout import empty_like_layout
 
@@ -156,10 +158,14 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
 def rrelu_drawing(input, lower, upper, training: bool, inplace: bool, generator):
     """``rrelu`` drawing its slopes from ``generator`` (torch.rrelu_ takes one)."""
     name = "rrelu_" if inplace else "rrelu"
-    lower = number_argument(lower, name, "lower", 2)
-    upper = number_argument(upper, name, "upper", 3)
-    if lower > upper:
+    lower = number_argument(lower, name, "lower", 2, "double")
+    upper = number_argument(upper, name, "upper", 3, "double")
+    for bound, number in (("lower", lower), ("upper", upper)):
+        if not inplace and not math.isfinite(number):  # (torch's rrelu_ has no such check)
+            raise RuntimeError(f"rrelu: {bound} bound must be finite, got {cpp_number(number)}")
+    if not lower <= upper:  # a NaN too (rrelu_ reaches this check with one)
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    lower, upper = scalar_for(lower, input), scalar_for(upper, input)
     data = input._data
     if data.dtype.kind not in "f":
         raise kernel_error("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")(data)

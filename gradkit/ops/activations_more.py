@@ -25,7 +25,7 @@ from gradkit.ops.grad_edges import (
 from gradkit.ops.piecewise import abs, where
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
-    CLAMP_COMPLEX, fixed_error, half_in_float, kernel_error, scalar_type_name)
+    CLAMP_COMPLEX, cpp_number, fixed_error, half_in_float, kernel_error, scalar_type_name)
 from gradkit.ops.result_layout import empty_like_layout
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -70,7 +70,9 @@ leaky_relu_in_place.numbers = numbers_reader("leaky_relu_", negative_slope=(2, "
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) elementwise."""
-    alpha = number_argument(alpha, "celu_" if inplace else "celu", "alpha", 2)
+    # read as a double (a complex one refused so), then converted to the kernel's type
+    alpha = scalar_for(number_argument(alpha, "celu_" if inplace else "celu", "alpha", 2,
+                                       "double"), input)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return call_or_write(input, _celu_in_place if inplace else _celu, inplace, alpha)
@@ -115,8 +117,8 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     if min_val > max_val:  # torch's Python check, before its parser reads the numbers
         raise ValueError("min_val cannot be greater than max_val")
     name = "hardtanh_" if inplace else "hardtanh"
-    min_val = number_argument(min_val, name, "min_val", 2)
-    max_val = number_argument(max_val, name, "max_val", 3)
+    min_val = scalar_for(number_argument(min_val, name, "min_val", 2), input)
+    max_val = scalar_for(number_argument(max_val, name, "max_val", 3), input)
     return call_or_write(input, _hardtanh, inplace, min_val, max_val)
 
 
@@ -230,13 +232,13 @@ defmask_edge(_softshrink, _outside)
 
 def softshrink(input, lambd: float = 0.5):
     """Shrink towards 0 by lambd (0 inside [-lambd, lambd])."""
-    lambd = number_argument(lambd, "softshrink", "lambd", 2)
+    lambd = number_argument(lambd, "softshrink", "lambd", 2, "double")  # (complex refused so)
     # a float's range (NaN out too); other dtypes get the kernel's dtype error, as torch's
     array = getattr(input, "_data", None)  # (not a tensor: the op's own TypeError)
     limit = np.finfo(array.dtype).max if array is not None and array.dtype.kind == "f" else np.nan
     if limit == limit and not 0 <= lambd <= limit:
         raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
-                           f"{scalar_type_name(array)}, but found {lambd:g}")
+                           f"{scalar_type_name(array)}, but found {cpp_number(float(lambd))}")
     return _softshrink(input, lambd)
 
 

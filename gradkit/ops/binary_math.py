@@ -16,7 +16,7 @@ from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
-from gradkit.ops.promotion import OVERFLOW_NAMES, PY_SCALARS, as_dtype, promote, result_type
+from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import (
     c_type_name, invalid_combination, kernel_error, require_tensors as _require_tensors)
 
@@ -193,13 +193,6 @@ def _check_same_dtype(expected, name: str, value) -> None:
                            f"{c_type_name(value)}")
 
 
-def _scalar_fits(value, dtype) -> None:
-    """torch's refusal of a complex scalar for a real result."""
-    if isinstance(value, complex) and dtype.kind != "c":  # float16 computes in float
-        name = "float" if dtype == np.float16 else OVERFLOW_NAMES[dtype.name]
-        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
-
-
 @op(save=("x", "y", "weight"), broadcast=True, batchable=True, method=True, inplace=True)
 def lerp(xp, x, y, weight):
     """x + weight * (y - x), computed from y's side when |weight| >= 0.5, as torch (exact
@@ -215,8 +208,8 @@ def lerp(xp, x, y, weight):
     if dtype.kind not in "fc":
         raise kernel_error("lerp_kernel_scalar" if number else "lerp_kernel_tensor")(
             np.empty(0, dtype))
-    if number:
-        _scalar_fits(weight, dtype)
+    if number:  # c10's conversion to the kernel's type (float16's is float)
+        weight = scalar_as(weight, dtype)
     wide = _opmath(dtype)  # float16 in float32, the weight at its own value: torch's kernel
     x, y, w = as_dtype(xp, x, wide), as_dtype(xp, y, wide), as_dtype(xp, weight, wide)
     diff = y - x
@@ -244,7 +237,6 @@ def _fused_operands(xp, kernel: str, x, t1, t2, value):
     if dtype.kind == "b":
         raise kernel_error(kernel)(np.empty(0, dtype))
     value = scalar_as(value, dtype)  # an integer input's complex value, after the checks
-    _scalar_fits(value, dtype)
     if dtype.kind in "iu":
         value = int(value)
     wide = _opmath(dtype)

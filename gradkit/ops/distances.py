@@ -24,7 +24,7 @@ from gradkit.ops.promotion import result_type
 from gradkit.ops.piecewise import abs, ceil, sign, where, zeros_like
 from gradkit.ops.reduction import sum, unsqueeze_back
 from gradkit.ops.shape import _normalize_dim, transpose, unsqueeze, view
-from gradkit.ops.unary_helpers import c_type_name, cpp_number, scalar_type_name
+from gradkit.ops.unary_helpers import c_type_name, check_bound, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
 _COMPUTE_MODES = {"use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
@@ -171,8 +171,7 @@ def _check_cdist(x1: Tensor, x2: Tensor, p: float) -> tuple:
         if not x.dtype.is_floating_point:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{scalar_type_name(x)}")
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
+    check_bound(p, "cdist only supports non-negative p values")
     return batch + (x1.shape[-2], x2.shape[-2])
 
 
@@ -220,8 +219,7 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if not input.is_floating_point():
         raise RuntimeError("pdist only supports floating-point dtypes")
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
+    check_bound(p, "pdist only supports non-negative p values")
     if input.dtype.itemsize == 2 and input.shape[0] > 1 and input.shape[1]:  # torch's kernel
         raise NotImplementedError(f"\"pdist\" not implemented for '{scalar_type_name(input)}'")
     rows, cols = np.triu_indices(input.shape[0], 1)
@@ -284,10 +282,8 @@ def _check_renorm(x, p, dim, maxnorm) -> tuple:
     for name, number in (("p", p), ("maxnorm", maxnorm)):
         if isinstance(number, complex):
             raise RuntimeError(f"renorm: {name} must be real-valued")
-    if p <= 0:
-        raise RuntimeError("renorm: non-positive-norm not supported")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {cpp_number(maxnorm)}")
+    check_bound(p, "renorm: non-positive-norm not supported", strict=True)
+    check_bound(maxnorm, "renorm: expected maxnorm to be >= 0 but got {}")
     if x.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions")
     dim = _normalize_dim(dim, x.ndim)

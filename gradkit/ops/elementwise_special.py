@@ -16,6 +16,7 @@ from gradkit.ops.special import erfc_array, erfinv_array
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import half_in_float, kernel_error, require_tensors
 from gradkit.ops.result_layout import empty_like_layout
+from gradkit.ops.promotion import overflow
 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2
@@ -43,6 +44,8 @@ erfinv.defderivative(lambda x: _HALF_SQRT_PI * exp(erfinv(x) ** 2))
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("logit_cpu"))
 def logit(xp, x, eps=None):
     """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps >= 0 is given."""
+    if eps is not None and math.isfinite(eps) and abs(eps) > np.finfo(x.dtype).max:
+        overflow(x.dtype)  # the kernel converts eps to x's dtype (float16's too) first
     if eps is not None and eps >= 0:  # torch's kernel: a negative eps clamps nothing
         low, high = xp.asarray(eps, dtype=x.dtype), xp.asarray(1 - eps, dtype=x.dtype)
         x = xp.where(x < low, low, xp.where(x > high, high, x))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import is_grad_enabled, no_grad
 from gradkit.backend import get_array_module
+from gradkit.number_arguments import number_argument
 from gradkit.ops._op import op
 from gradkit.ops.indexing import index_put_into_zeros
 from gradkit.ops.linalg_norms import vector_norm
@@ -95,7 +96,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         if not -weight.shape[0] <= padding_idx < weight.shape[0]:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= weight.shape[0]
-    if max_norm is not None:
+    if max_norm is not None:  # read as embedding_renorm_'s floats
+        max_norm, norm_type = (number_argument(v, "embedding_renorm_", name, position, "float")
+                               for position, name, v in ((3, "max_norm", max_norm),
+                                                         (4, "norm_type", norm_type)))
         with no_grad():
             embedding_renorm_(weight, input, max_norm, norm_type)
     if weight.ndim != 2:

@@ -204,7 +204,15 @@ def _output_sizes(input, size, scale_factor, spatial):
             f"input with spatial dimensions of {list(sizes)} and scale_factor of shape "
             f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
             "scale_factor in (s1, s2, ...,sK) format.")
-    return tuple(math.floor(s * f) for s, f in zip(sizes, scales, strict=True)), scales
+    return tuple(_scaled_size(s * f) for s, f in zip(sizes, scales, strict=True)), scales
+
+
+def _scaled_size(size: float) -> int:
+    """floor(size) as torch's int64 conversion, which refuses a NaN, an infinity and what
+    overflows."""
+    if not -2.0 ** 63 <= size < 2.0 ** 63:
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    return math.floor(size)
 
 
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",

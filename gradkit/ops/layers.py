@@ -22,7 +22,7 @@ from gradkit.ops.shape import (
     _reshape_copy as reshape_copy, reshape, t, unsqueeze, view)
 from gradkit.tensor_arguments import tensor_parameters
 from gradkit.ops.unary_helpers import (
-    c_type_name, kernel_error, require_real_floating, scalar_type_name)
+    c_type_name, cpp_number, kernel_error, require_real_floating, scalar_type_name)
 
 
 def _addmm(xp, x, a, b):
@@ -257,6 +257,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
 
 # -- dropout --------------------------------------------------------------------------------
 
+def check_dropout_p(p) -> None:
+    """torch's Python ValueError for a dropout p outside [0, 1], then its kernel's
+    RuntimeError for what passes that check but not ``0 <= p <= 1`` (a NaN)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not 0.0 <= p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
+                           f"{cpp_number(p)}")
+
+
 def check_dropout_dtype(data, alpha: bool = False) -> None:
     """torch's refusals of a random mask (0 < p < 1) for non-floating inputs: its float mask
     cannot be cast to an integer or bool result (alpha dropout's shift makes a bool Long),
@@ -283,11 +293,9 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     >>> dropout(gradkit.ones(4), p=0.0).tolist()
     [1.0, 1.0, 1.0, 1.0]
     """
-    if p < 0.0 or p > 1.0:  # torch's Python check, then its parser's
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    check_dropout_p(p)  # torch's Python check, then its parser's and its kernel's
     p = number_argument(p, "dropout_" if inplace else "dropout", "p", 2, "float")
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    check_dropout_p(p)
     if not training or p == 0.0:
         return input
     data = input._data

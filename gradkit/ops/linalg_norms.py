@@ -24,7 +24,12 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.reduction import axes, sum, unsqueeze_back
 from gradkit.ops.extremes import amax, amin
 from gradkit.ops.shape import _normalize_dim, permute, unsqueeze
-from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.unary_helpers import cpp_number, scalar_type_name
+
+
+def _refuse_complex_order(name: str, ord) -> None:  # noqa: A002 - torch's name
+    if isinstance(ord, complex):  # (even one with no imaginary part)
+        raise RuntimeError(f"{name}: Expected a non-complex scalar as the order of norm.")
 
 
 @op(save=("x", "result"), contiguous=True)
@@ -36,6 +41,7 @@ def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
     if x.dtype.kind not in "fc":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {scalar_type_name(x)}")
+    _refuse_complex_order("linalg.vector_norm", ord)
     if ord in (math.inf, -math.inf) or ord < 0:
         _refuse_empty_extreme(x, ord, dim)
     if dtype is not None:
@@ -177,8 +183,9 @@ def _max_or_zero(values, dim, keepdim):
 def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002
     """The ``ord`` norm ('fro', 'nuc', ±1, ±2, ±inf) of the matrices in dims ``dim`` of x."""
     name = "linalg.matrix_norm"
+    _refuse_complex_order(name, ord)
     if ord not in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):  # torch checks it first
-        raise RuntimeError(f"{name}: Order {ord if isinstance(ord, str) else f'{ord:g}'} not "
+        raise RuntimeError(f"{name}: Order {ord if isinstance(ord, str) else cpp_number(ord)} not "
                            "supported.")
     if x.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")

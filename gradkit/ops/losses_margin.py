@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.number_arguments import number_argument
+from gradkit.number_arguments import number_argument, scalar_for
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op, op
@@ -26,7 +26,7 @@ from gradkit.ops.piecewise import minimum, where, zeros_like
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, reshape
-from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
+from gradkit.ops.unary_helpers import check_bound, require_real_floating, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
 _EPSILON = 1e-12  # cosine_embedding_loss's guard on squared norms, as torch's
@@ -55,7 +55,9 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """input where target is 1, max(0, margin - input) where it is -1, reduced."""
-    margin = number_argument(margin, "hinge_embedding_loss", "margin", 3, "float")
+    # a float (True is 1.0), converted to the kernel's type
+    margin = scalar_for(float(number_argument(margin, "hinge_embedding_loss", "margin", 3,
+                                              "float")), input)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     zeros = zeros_like(input)
@@ -114,6 +116,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
                           reduce=None, reduction: str = "mean"):
     """1 - cos where target is 1, max(0, cos - margin) where it is -1 (cos along the last
     dim, squared norms guarded by 1e-12), reduced."""
+    margin = float(number_argument(margin, "cosine_embedding_loss", "margin", 4, "float"))
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     dim = target.ndim
@@ -135,6 +138,8 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
 @tensor_parameters("x2")
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """The p-norm of x1 - x2 + eps along the last dim (torch's NormBackward1)."""
+    p, eps = (number_argument(v, "pairwise_distance", name, None, "float")
+              for name, v in (("p", p), ("eps", eps)))
     return norm_over_a_dim(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)
 
 
@@ -142,6 +147,7 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) along ``dim`` (broadcasting)."""
     eps = number_argument(eps, "cosine_similarity", "eps", 4, "float")
+    check_bound(eps, "eps must be non-negative, got: {}")
     dtype = promote_types(x1._data.dtype, x2._data.dtype)
     if dtype.kind != "f":
         name = scalar_type_name(np.empty(0, dtype))
@@ -163,6 +169,8 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with pairwise distances
     (``swap``: the smaller of d(anchor, negative) and d(positive, negative))."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    p, eps = (number_argument(v, "triplet_margin_loss", name, position, "float")
+              for position, (name, v) in ((5, ("p", p)), (6, ("eps", eps))))
     return triplet_margin_with_distance_loss(
         anchor, positive, negative, distance_function=lambda x, y: pairwise_distance(x, y, p, eps),
         margin=margin, swap=swap, reduction=reduction)
@@ -301,6 +309,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
                            f"{list(weight.shape)}")
     refuse_grad("multi_margin_loss", weight=weight)
     _check_labels(target, 0, classes, "target out of range")
+    margin = scalar_for(margin, input)  # the kernel's conversion (after its checks)
     return _multi_margin(input, target, weight, p=p, margin=margin, reduction=reduction)
 
 

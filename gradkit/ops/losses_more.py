@@ -30,7 +30,7 @@ from gradkit.ops.piecewise import abs, ones_like
 from gradkit.ops.promotion import result_type
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
-from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
+from gradkit.ops.unary_helpers import check_bound, require_real_floating, scalar_type_name
 
 _EPSILON = 1e-12  # torch's floor on x (1 - x) in binary_cross_entropy's gradient
 
@@ -145,8 +145,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
         return l1_loss(input, target, reduction=reduction)
     beta = number_argument(beta, "smooth_l1_loss", "beta", 4, "float")
     check_reduction(reduction)
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    check_bound(beta, "smooth_l1_loss does not support negative values for beta.")
     require_real_floating("smooth_l1_cpu", input._data, target._data)
     return _smooth_l1(input, target, reduction=reduction, width=beta)
 
@@ -155,8 +154,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     """Quadratic below ``delta``, delta-scaled linear above; ``weight`` scales each term."""
     delta = number_argument(delta, "huber_loss", "delta", 4, "float")
     input, target = _expanded(input, target)
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    check_bound(delta, "huber_loss does not support non-positive values for delta.", strict=True)
     require_real_floating("huber_cpu", input._data, target._data)
     if input._data.dtype.kind in "biu":  # torch's kernel writes the loss in input's dtype
         result = np.empty(0, result_type(input._data, target._data))
@@ -260,6 +258,7 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
     input - target * log(input + eps); ``full`` adds Stirling's term where target > 1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
+    eps = number_argument(eps, "poisson_nll_loss", "eps", 5, "float")  # torch's parser
     if log_input:
         loss = exp(input) - target * input
     else:

@@ -14,6 +14,7 @@ import numpy as np
 from gradkit.autograd.grad_mode import no_grad, records_graph
 from gradkit.backend import float16, float32, get_array_module, to_numpy_dtype
 from gradkit.int_arguments import int_argument
+from gradkit.number_arguments import number_argument
 from gradkit.memory_format import (channels_last, channels_last_3d, contiguous_format,
                                    suggested_order)
 from gradkit.ops import _dispatch
@@ -198,6 +199,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    momentum = number_argument(momentum, "batch_norm", "momentum", 7, "float")
     return batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,
                                 momentum, eps)
 
@@ -254,6 +256,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError("Expected more than 1 spatial element when training, got input size "
                          f"{input.shape}")
+    eps = number_argument(eps, "instance_norm", "eps", 8, "float")
     return instance_norm_unchecked(input, running_mean, running_var, weight, bias,
                                    use_input_stats, momentum, eps)
 
@@ -313,6 +316,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         if math.prod(rows[:1] + rows[2:]) == 1:  # torch's check of the grouped batch
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {rows}")
+    eps = number_argument(eps, "group_norm", "eps", 5, "float")
     return group_norm_unchecked(input, num_groups, weight, bias, eps)
 
 
@@ -351,6 +355,7 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     """torch.nn.functional.rms_norm: x / sqrt(mean(x², trailing dims) + eps), times weight."""
+    eps = number_argument(eps, "rms_norm", "eps", 4, "float")
     shape = checked_normalized_shape(input, normalized_shape, {"weight": weight}, "*")
     k = len(shape)
     if input._data.dtype.kind in "biu":

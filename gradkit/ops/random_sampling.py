@@ -26,7 +26,7 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.multinomial_checks import checked_probabilities
 from gradkit.ops.random_bounds import check_uniform_bounds, random_bounds
-from gradkit.ops.unary_helpers import c_type_name, cpp_number, scalar_type_name
+from gradkit.ops.unary_helpers import c_type_name, check_bound, cpp_number, scalar_type_name
 
 
 def _zeros(g, *inputs, **params):
@@ -126,7 +126,7 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -
     check_uniform_bounds(self._data, from_, to)
     rng = rng_of(generator, "uniform_")
     return _fill(self, "UniformBackward0", lambda shape, dtype: _as_dtype(
-        _each_part(lambda s: rng.uniform(from_, to, s), dtype, shape), dtype))
+        _each_part(lambda s: rng.uniform(from_, to + 0.0, s), dtype, shape), dtype))
 
 
 @tensor_method("normal_")
@@ -135,9 +135,9 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) ->
     mean = number_argument(mean, "normal_", "mean", 1, "float")
     std = number_argument(std, "normal_", "std", 2, "float")
     _require_floating(self._data, "normal_kernel_cpu")
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {cpp_number(std)}")
+    _check_std(std)
     rng = rng_of(generator, "normal_")
+    std = abs(std)  # a -0.0 (torch's zero spread) NumPy refuses as a negative scale
     part_std = std / np.sqrt(2) if self._data.dtype.kind == "c" else std
     return _fill(self, "NormalBackward0", lambda shape, dtype: _as_dtype(
         _each_part(lambda s: rng.normal(mean, part_std, s), dtype, shape), dtype))
@@ -226,7 +226,7 @@ def exponential_(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
 @tensor_method("geometric_")
 def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
-    p = number_argument(p, "geometric_", "p", 1, "float")
+    p = float(number_argument(p, "geometric_", "p", 1, "float"))  # (a bool p prints as 1)
     if self._data.dtype.kind not in "fiu":
         raise NotImplementedError(f'"geometric_cpu" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
@@ -271,8 +271,9 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
     number, 1 with probability p in input's shape and dtype (no graph: torch records a node
     whose backward is not implemented)."""
     check_draw_parameters(input)
-    if p is not None:
-        return bernoulli_(Tensor._make(input._data.copy()), p, generator=generator)
+    if p is not None:  # (a 0-d tensor p is read as the float p, as torch's parser)
+        return bernoulli_(Tensor._make(input._data.copy()), number_if_read(p, "float"),
+                          generator=generator)
     rng = rng_of(generator, "bernoulli")
     if input._data.dtype.kind != "f":
         raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for '
@@ -322,8 +323,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
 
 
 def _check_std(std: float) -> None:
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {cpp_number(std)}")
+    check_bound(std, "normal expects std >= 0.0, but found std {}")
 
 
 def _broadcast_shape(x, y) -> tuple:
@@ -336,7 +336,7 @@ def _broadcast_shape(x, y) -> tuple:
 def _normal(rng, mean, std, shape, dtype):
     mean, std = (backend.to_device(v, backend.CPU) if hasattr(v, "shape") else v
                  for v in (mean, std))
-    if hasattr(std, "shape") and (np.asarray(std) < 0).any():
+    if hasattr(std, "shape") and not (np.asarray(std) >= 0).all():  # NaN refused, as torch
         raise RuntimeError("normal expects all elements of std >= 0.0")
     return (mean + std * rng.standard_normal(shape)).astype(dtype)
 
@@ -347,10 +347,22 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     check_draw_parameters(input)
     _require_floating(input._data, "poisson_cpu", complex_ok=False)
     rates = backend.to_device(input._data, backend.CPU)
-    if (rates < 0).any():
+    if not (rates >= 0).all():  # NaN refused, as torch
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     return _sample(input, node="PoissonBackward0",
-                   draw=lambda r: np.asarray(rng.poisson(rates), dtype=r.dtype))
+                   draw=lambda r: np.asarray(_poisson(rng, rates), dtype=r.dtype))
+
+
+_POISSON_MAX = 9.223372006484771e18  # NumPy's largest rate
+
+
+def _poisson(rng, rates: np.ndarray) -> np.ndarray:
+    """Poisson draws as torch's: a rate from 2**63 on (inf too) draws its int64 overflow,
+    -2**63; up to it NumPy's largest rate stands in (the draws are about the rate)."""
+    rates = rates.astype(np.float64)
+    big = rates >= 2.0 ** 63
+    draws = rng.poisson(np.where(big, 0.0, np.minimum(rates, _POISSON_MAX)))
+    return np.where(big, -2.0 ** 63, draws)
 
 
 @tensor_method()

@@ -15,6 +15,7 @@ from gradkit._tensor import Tensor
 from gradkit.ops.conversion import fitted
 from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.promotion import SCALAR_TYPE_NAMES
+from gradkit.ops.unary_helpers import cpp_number
 
 _C_COMPLEX = {"complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
@@ -159,10 +160,10 @@ def arange_values(start, end, step, dtype, threads: int) -> np.ndarray:
         raise NotImplementedError(f'"arange_cpu" not implemented for '
                                   f"'{SCALAR_TYPE_NAMES[dtype.name]}'")
     low, high, stride = (_as_double(v) for v in (start, end, step))
-    if stride == 0:
+    if not (stride > 0 or stride < 0):  # torch's check, which a NaN fails
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(low) and math.isfinite(high)):
-        raise RuntimeError(f"unsupported range: {low:g} -> {high:g}")
+        raise RuntimeError(f"unsupported range: {cpp_number(low)} -> {cpp_number(high)}")
     if not (stride > 0 and high >= low or stride < 0 and high <= low):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     size = math.ceil((high - low) / stride)

@@ -35,7 +35,7 @@ from gradkit.ops.reduction import (_accumulation_dtype, any, axes, expand_back, 
 from gradkit.ops.shape import _normalize_dim, reshape, squeeze, t, unsqueeze
 from gradkit.ops.sorting import sort
 from gradkit.ops.triangular import diagonal
-from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.unary_helpers import cpp_number, kernel_error, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
 _INT64 = np.dtype(np.int64)
@@ -83,7 +83,8 @@ def _checked_q(x, q):
     q = python_number(q)  # NumPy numbers read as Python's
     if type(q) in PY_SCALARS:
         if not 0 <= q <= 1:
-            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q:g}")
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got "
+                               f"{cpp_number(float(q))}")
         q = full((), float(q), dtype=x.dtype, device=x.device)
     if x.numel() == 0:
         raise RuntimeError("quantile() input tensor must be non-empty")

@@ -43,6 +43,14 @@ def cpp_number(number) -> str:
     return f"{number:g}" if isinstance(number, float) else str(number)
 
 
+def check_bound(number, message: str, low: float = 0.0, strict: bool = False) -> None:
+    """torch's ``RuntimeError(message)`` unless ``number >= low`` (``> low`` when ``strict``),
+    written as torch's TORCH_CHECK(x >= 0) so that a NaN is refused too; ``{}`` in the
+    message is the number as C++ prints it (``-nan`` keeps its sign)."""
+    if not (number > low if strict else number >= low):
+        raise RuntimeError(message.format(cpp_number(number)))
+
+
 def require_real_floating(kernel: str, *arrays, half: bool = True) -> None:
     """torch's NotImplementedError when the arrays' common dtype is not a real floating one
     (``kernel`` has no bool, integer or complex CPU kernel), nor float16 with ``half=False``

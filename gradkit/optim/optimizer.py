@@ -333,11 +333,12 @@ def check_one_element(name: str, value: Any) -> None:
         raise ValueError(f"Tensor {name} must be 1-element")
 
 
-def check_nonnegative(**values: float) -> None:
-    """torch's ``Invalid learning rate: -1`` for hyperparameters that must be >= 0."""
+def check_nonnegative(nan_passes: bool = False, /, **values: float) -> None:
+    """torch's ``Invalid learning rate: -1`` for hyperparameters that must be >= 0: its
+    ``not 0.0 <= lr`` refuses a NaN, SGD's ``lr < 0.0`` (``nan_passes``) does not."""
     for key, value in values.items():
         check_one_element(key, value)  # (the comparison below needs one value)
-        if value < 0.0:
+        if (value < 0.0) if nan_passes else not 0.0 <= value:
             raise ValueError(f"Invalid {_HYPERPARAMETER_NAMES.get(key, key + ' value')}: {value}")
 
 

@@ -34,7 +34,7 @@ class SGD(Optimizer):
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False,
                  *, maximize: bool = False, foreach: bool | None = None,
                  differentiable: bool = False, fused: bool | None = None) -> None:
-        check_nonnegative(lr=lr, momentum=momentum, weight_decay=weight_decay)
+        check_nonnegative(True, lr=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,

@@ -28,6 +28,8 @@ from gradkit.ops.multinomial_checks import checked_probabilities
 from gradkit.ops.random_bounds import check_uniform_bounds, random_bounds
 from gradkit.ops.unary_helpers import c_type_name, check_bound, cpp_number, scalar_type_name
 
+_STD_BOUND = "normal expects std >= 0.0, but found std {}"
+
 
 def _zeros(g, *inputs, **params):
     return zeros_like(g)
@@ -135,7 +137,7 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) ->
     mean = number_argument(mean, "normal_", "mean", 1, "float")
     std = number_argument(std, "normal_", "std", 2, "float")
     _require_floating(self._data, "normal_kernel_cpu")
-    _check_std(std)
+    check_bound(std, _STD_BOUND)
     rng = rng_of(generator, "normal_")
     std = abs(std)  # a -0.0 (torch's zero spread) NumPy refuses as a negative scale
     part_std = std / np.sqrt(2) if self._data.dtype.kind == "c" else std
@@ -295,7 +297,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
             raise TypeError("normal() received an invalid combination of arguments - got "
                             f"({type(mean).__name__}, {type(std).__name__}), but expected "
                             "(float mean, float std, tuple of ints size)")
-        _check_std(std)
+        check_bound(std, _STD_BOUND)
         out = Tensor._make(np.zeros(tuple(size), backend.to_numpy_dtype(
             dtype or backend.get_default_dtype())))
         out = normal_(out, mean, std, generator=generator)
@@ -314,16 +316,12 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
                         draw=lambda m, s: _normal(rng, m, s, shape, m.dtype))
     if mean_is_tensor:
         _require_floating(mean._data, "normal_kernel_cpu")
-        _check_std(std)
+        check_bound(std, _STD_BOUND)
         return _sample(mean, node="NormalBackward1",
                        draw=lambda m: _normal(rng, m, std, m.shape, m.dtype))
     _require_floating(std._data, "normal_kernel_cpu")
     return _sample(std, node="NormalBackward2",
                    draw=lambda s: _normal(rng, mean, s, s.shape, s.dtype))
-
-
-def _check_std(std: float) -> None:
-    check_bound(std, "normal expects std >= 0.0, but found std {}")
 
 
 def _broadcast_shape(x, y) -> tuple:

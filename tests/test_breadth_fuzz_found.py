@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from fuzz.known import diff_program
+from fuzz.programs import RandomDrawer, generate
 
 import gradkit
 
@@ -194,3 +196,39 @@ def test_a_scalar_given_as_a_0d_tensor_is_its_number(name, given):
         (grad,) = m.autograd.grad((out * weight).sum().real, x)
         return out.detach().numpy().tolist(), grad.item(), out.grad_fn._saved_alpha
     assert program(gradkit) == program(torch)
+
+
+def _det_gradients(m, matrix, dtype: str, create_graph: bool) -> tuple:
+    """det's gradient of a complex-weighted det, and (create_graph) the gradient of a weighted
+    sum of that gradient."""
+    a = m.tensor(np.array(matrix), dtype=getattr(m, dtype), requires_grad=True)
+    (grad,) = m.autograd.grad((m.linalg.det(a) * (0.3 + 0.9j)).real, a, create_graph=create_graph)
+    if not create_graph:
+        return grad.numpy(), None
+    weight = m.tensor(np.array([[1 + 2j, 0.5 - 1j], [0.3 + 0.1j, -0.7 + 0.2j]]),
+                      dtype=getattr(m, dtype))
+    return grad.detach().numpy(), m.autograd.grad((grad * weight).real.sum(), a)[0].numpy()
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_det_gradient_at_an_exactly_singular_complex_matrix(dtype):
+    """The cofactors through the SVD were det(U) det(Vh) U diag Vh, the real case's formula:
+    for a complex A the gradient conj(det(A) A^{-T}) is conj(det(U) det(Vh)) U diag Vh, torch's
+    (gradkit's was another matrix)."""
+    singular = [[1 + 1j, 2 + 2j], [1, 2]]  # det exactly 0
+    mine = _det_gradients(gradkit, singular, dtype, True)[0]
+    np.testing.assert_allclose(mine, _det_gradients(torch, singular, dtype, True)[0], rtol=1e-6)
+    np.testing.assert_allclose(mine, np.conj([[2, -1], [-2 - 2j, 1 + 1j]]) * np.conj(0.3 + 0.9j),
+                               rtol=1e-6)  # conj of the cofactors times conj(0.3 + 0.9j)
+    plain = _det_gradients(gradkit, singular, dtype, False)[0]  # (torch's plain one is zeros)
+    np.testing.assert_allclose(plain, mine, rtol=1e-6)
+
+
+def test_det_second_derivative_of_a_nearly_singular_matrix_takes_the_svd():
+    """Under create_graph torch's det backward takes the SVD wherever |det| < 100 eps (its
+    second derivative is then the SVD's); gradkit took A^{-1} unless det was exactly 0, and
+    det(kron(x, x).reshape(2, 2)) = a^2 b^2 - (ab)^2 is a rounding of 0 (breadth seed 1052311:
+    the second derivatives were -14 - 30j here, -1.6 - 2.1j in torch)."""
+    program = generate(RandomDrawer(1052311), "breadth")
+    assert [s.op for s in program.steps][1::2] == ["e_kron", "b_det"] and program.create_graph
+    assert diff_program(program) == ([], None)

@@ -232,3 +232,24 @@ def test_det_second_derivative_of_a_nearly_singular_matrix_takes_the_svd():
     program = generate(RandomDrawer(1052311), "breadth")
     assert [s.op for s in program.steps][1::2] == ["e_kron", "b_det"] and program.create_graph
     assert diff_program(program) == ([], None)
+
+
+@pytest.mark.parametrize(("inputs", "targets"), [
+    ([0.5, 0.3], [math.nan, 0.2]), ([0.5, 0.3], [1.5, 0.2]), ([0.5, 0.3], [-0.1, 0.2]),
+    ([0.5, 0.3], [math.inf, 0.2]), ([0.5, 2.0], [1.5, 0.5]), ([2.0, 0.5], [0.5, 1.5]),
+    ([math.nan, 0.3], [math.nan, 0.2]), ([0.5, 0.3], [1.0, 0.0])])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binary_cross_entropy_checks_its_target(inputs, targets, dtype):
+    """torch checks each element's input, then its target, to lie in [0, 1] (NaN does not):
+    gradkit checked the input only, so a NaN target (sigmoid of log of a negative) computed NaN
+    (breadth seed 1047714)."""
+    def program(m):
+        x = m.tensor(inputs, dtype=getattr(m, dtype), requires_grad=True)
+        loss = m.nn.functional.binary_cross_entropy(x, m.tensor(targets, dtype=getattr(m, dtype)))
+        return m.autograd.grad(loss, x)[0]
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine[0] == theirs[0]
+    if mine[0] == "ok":
+        np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
+    else:
+        assert mine == theirs and "should be between 0 and 1" in mine[1]

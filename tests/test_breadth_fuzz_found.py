@@ -253,3 +253,24 @@ def test_binary_cross_entropy_checks_its_target(inputs, targets, dtype):
         np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
     else:
         assert mine == theirs and "should be between 0 and 1" in mine[1]
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+@pytest.mark.parametrize("dim", [None, 0, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("q", [0.25, [0.25, 0.5]])
+def test_quantile_result_is_no_view(name, shape, dim, keepdim, q):
+    """torch's quantile squeezes its own result in place (SqueezeBackward4, no view; a 1-D q's
+    dim first and innermost in memory); gradkit's was a view (squeeze, movedim), so an
+    in-place div_(rounding_mode=...) on it rebased the base's history: the gradient kept a
+    graph through ctc_loss's backward, whose double backward raised (breadth seed 1049321)."""
+    def program(m):
+        x = m.arange(float(math.prod(shape)), dtype=m.float64).reshape(shape).requires_grad_()
+        qs = m.tensor(q, dtype=m.float64) if isinstance(q, list) else q
+        out = getattr(m, name)(x, qs, dim=dim, keepdim=keepdim, interpolation="lower")
+        first = (out._is_view(), out.grad_fn.name(), tuple(out.shape), out.stride())
+        out.div_(3.0, rounding_mode="trunc")
+        (grad,) = m.autograd.grad((out.exp() ** 2).sum(), x, create_graph=True)
+        return first, out.detach().tolist(), grad.tolist(), grad.requires_grad
+    assert program(gradkit) == program(torch)

@@ -274,3 +274,25 @@ def test_quantile_result_is_no_view(name, shape, dim, keepdim, q):
         (grad,) = m.autograd.grad((out.exp() ** 2).sum(), x, create_graph=True)
         return first, out.detach().tolist(), grad.tolist(), grad.requires_grad
     assert program(gradkit) == program(torch)
+
+
+def test_ill_conditioned_gradient_before_the_same_later_error_is_known():
+    """float32 1 / (a degree-12 polynomial) into ctc_loss: a gradient entry of ~1e22 is
+    +5.5e21 or -5.5e21 in torch as its leaves move an ulp, gradkit's 8.2e21; both raise the
+    same error in the double backward after, which the ill-conditioned entry took for a
+    difference (breadth seed 1045759)."""
+    problems, known = diff_program(generate(RandomDrawer(1045759), "breadth"))
+    assert problems and known.startswith("an ill-conditioned result")
+
+
+def test_complex_convolution_at_inf_is_a_known_difference():
+    """torch's complex convolution is three real ones (Gauss's trick): an infinite input
+    gives inf - inf, NaN, where gradkit's complex product gives inf (breadth seed 1052072)."""
+    def conv(m):
+        x = m.tensor([[[[1 + 1j, math.inf + 0j]]]], dtype=m.complex128)
+        return m.nn.functional.conv2d(x, m.tensor([[[[1 + 2j]]]], dtype=m.complex128))
+    mine, theirs = conv(gradkit).numpy().ravel(), conv(torch).numpy().ravel()
+    assert mine[0] == theirs[0] == -1 + 3j
+    assert np.isinf(mine[1].real) and np.isnan(theirs[1].real)
+    problems, known = diff_program(generate(RandomDrawer(1052072), "breadth"))
+    assert problems and known.startswith("complex matmul with infinite entries")

@@ -816,8 +816,9 @@ def _ill_conditioned(program, mine: Result, theirs: Result) -> bool:
     allows when every float leaf moves one ulp (either way), and gradkit's are no further
     from torch's than a few times that: an ill-conditioned result, rounding noise in both
     (a float64 gradient whose terms of 1e14 cancel to 3e4, the KL of a Uniform 1e-11 wide
-    from a Gamma: dist seed 24225)."""
-    if mine.error or theirs.error or mine.flags != theirs.flags or mine.slots != theirs.slots:
+    from a Gamma: dist seed 24225). The same error later in both (a double backward through
+    ctc_loss) is no matter: the gradients before it are compared (breadth seed 1045759)."""
+    if mine.error != theirs.error or mine.flags != theirs.flags or mine.slots != theirs.slots:
         return False
     problems = [p for p in compare(mine, theirs) if not p.startswith("signed zero")]
     if not problems or not all(p.startswith(("values[", "grads")) and " values differ" in p
@@ -825,7 +826,7 @@ def _ill_conditioned(program, mine: Result, theirs: Result) -> bool:
         return False
     import torch
     nudged = [run(program, torch, nudge) for nudge in (math.inf, -math.inf)]
-    if any(r.error is not None for r in nudged):
+    if any(r.error != theirs.error for r in nudged):
         return False
     single = any(v.dtype in (np.float32, np.complex64) for v in theirs.values)
     for problem in problems:
@@ -955,15 +956,22 @@ MATRIX_PRODUCTS = frozenset({
     "l_multi_dot", "l_vecdot", "s_addr", "s_chain_matmul"})
 
 
+# torch's complex convolution is three real ones (Gauss's trick: inf - inf is NaN), gradkit's
+# a complex einsum (breadth seed 1052072: conv_transpose2d)
+_COMPLEX_INF_PRODUCTS = MATRIX_PRODUCTS | {"n_conv", "conv1d", "conv3d", "conv_transpose1d",
+                                           "conv_transpose2d", "fb_convolution"}
+
+
 def _complex_matmul_at_inf(program, mine: Result, theirs: Result) -> bool:
-    """A complex matmul with an infinite operand, and only non-finite entries differ: which
-    come out inf and which NaN is up to the BLAS kernel (torch's gemv scales x by 1 + 0j)."""
+    """A complex matmul (or convolution) with an infinite operand, and only non-finite entries
+    differ: which come out inf and which NaN is up to the BLAS kernel (torch's gemv scales x
+    by 1 + 0j)."""
     if _torch_factor_refuses_its_product_at_inf(program, mine, theirs):
         return True
     # the same error later (no output that requires grad: seed 2089487) is no matter
     if mine.error != theirs.error or not theirs.values:
         return False
-    infinite = any(step.op in MATRIX_PRODUCTS and any(
+    infinite = any(step.op in _COMPLEX_INF_PRODUCTS and any(
         theirs.values[i].dtype.kind == "c" and np.isinf(theirs.values[i]).any()
         for i in step.inputs) for step in program.steps)
     if not infinite or mine.flags != theirs.flags or mine.slots != theirs.slots:
@@ -981,7 +989,7 @@ def _complex_matmul_at_inf(program, mine: Result, theirs: Result) -> bool:
     for k, step in enumerate(program.steps[:first[1] - leaves + 1]):
         out = leaves + k
         mine_out, their_out = mine.values[out], theirs.values[out]
-        if step.op in MATRIX_PRODUCTS and mine_out.shape == their_out.shape and \
+        if step.op in _COMPLEX_INF_PRODUCTS and mine_out.shape == their_out.shape and \
                 not np.isfinite(their_out).all() and (
                 out == first[1] or not all(np.array_equal(part(mine_out), part(their_out),
                                                           equal_nan=True)

@@ -1224,14 +1224,21 @@ def _fft_zero_sign_through_a_branch_cut(program, mine: Result, theirs: Result) -
     """The first value to differ is computed from complex inputs that agree but for the sign
     of zero imaginary parts, after an FFT (pocketfft leaves +0 where MKL leaves -0): a branch
     cut (a power or log of a negative real number) turns that sign into the conjugate
-    (breadth seed 15820: float_power after ihfft)."""
+    (breadth seed 15820: float_power after ihfft). Where an in-place op wrote that value last,
+    its inputs as it ran (acosh_ of an FFT's output: breadth seed 1045773)."""
     first = _first_differing_value(program, mine, theirs)
-    if first is None or not any(s.op in FFT_OPS for s in program.steps[
-            :first[1] - len(program.leaves)]):
+    if first is None:
+        return False
+    step, end, ours, torchs = first[0], first[1] - len(program.leaves), mine.values, theirs.values
+    writes = _writes_into(program, mine, first[1])
+    if writes and writes[-1] > end:
+        step, end = program.steps[writes[-1]], writes[-1]
+        ours, torchs = _values_before(program, end)
+    if ours is None or not any(s.op in FFT_OPS for s in program.steps[:end]):
         return False
     signs = False
-    for i in first[0].inputs:
-        a, b = mine.values[i], theirs.values[i]
+    for i in step.inputs:
+        a, b = ours[i], torchs[i]
         if a.shape != b.shape or a.dtype != b.dtype or not np.allclose(
                 a, b, rtol=1e-6, atol=1e-7, equal_nan=True):
             return False

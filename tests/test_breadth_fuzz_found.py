@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from fuzz.known import diff_program
+from fuzz.programs import RandomDrawer, generate
 
 import gradkit
 
@@ -194,3 +196,120 @@ def test_a_scalar_given_as_a_0d_tensor_is_its_number(name, given):
         (grad,) = m.autograd.grad((out * weight).sum().real, x)
         return out.detach().numpy().tolist(), grad.item(), out.grad_fn._saved_alpha
     assert program(gradkit) == program(torch)
+
+
+def _det_gradients(m, matrix, dtype: str, create_graph: bool) -> tuple:
+    """det's gradient of a complex-weighted det, and (create_graph) the gradient of a weighted
+    sum of that gradient."""
+    a = m.tensor(np.array(matrix), dtype=getattr(m, dtype), requires_grad=True)
+    (grad,) = m.autograd.grad((m.linalg.det(a) * (0.3 + 0.9j)).real, a, create_graph=create_graph)
+    if not create_graph:
+        return grad.numpy(), None
+    weight = m.tensor(np.array([[1 + 2j, 0.5 - 1j], [0.3 + 0.1j, -0.7 + 0.2j]]),
+                      dtype=getattr(m, dtype))
+    return grad.detach().numpy(), m.autograd.grad((grad * weight).real.sum(), a)[0].numpy()
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_det_gradient_at_an_exactly_singular_complex_matrix(dtype):
+    """The cofactors through the SVD were det(U) det(Vh) U diag Vh, the real case's formula:
+    for a complex A the gradient conj(det(A) A^{-T}) is conj(det(U) det(Vh)) U diag Vh, torch's
+    (gradkit's was another matrix)."""
+    singular = [[1 + 1j, 2 + 2j], [1, 2]]  # det exactly 0
+    mine = _det_gradients(gradkit, singular, dtype, True)[0]
+    np.testing.assert_allclose(mine, _det_gradients(torch, singular, dtype, True)[0], rtol=1e-6)
+    np.testing.assert_allclose(mine, np.conj([[2, -1], [-2 - 2j, 1 + 1j]]) * np.conj(0.3 + 0.9j),
+                               rtol=1e-6)  # conj of the cofactors times conj(0.3 + 0.9j)
+    plain = _det_gradients(gradkit, singular, dtype, False)[0]  # (torch's plain one is zeros)
+    np.testing.assert_allclose(plain, mine, rtol=1e-6)
+
+
+def test_det_second_derivative_of_a_nearly_singular_matrix_takes_the_svd():
+    """Under create_graph torch's det backward takes the SVD wherever |det| < 100 eps (its
+    second derivative is then the SVD's); gradkit took A^{-1} unless det was exactly 0, and
+    det(kron(x, x).reshape(2, 2)) = a^2 b^2 - (ab)^2 is a rounding of 0 (breadth seed 1052311:
+    the second derivatives were -14 - 30j here, -1.6 - 2.1j in torch)."""
+    program = generate(RandomDrawer(1052311), "breadth")
+    assert [s.op for s in program.steps][1::2] == ["e_kron", "b_det"] and program.create_graph
+    assert diff_program(program) == ([], None)
+
+
+@pytest.mark.parametrize(("inputs", "targets"), [
+    ([0.5, 0.3], [math.nan, 0.2]), ([0.5, 0.3], [1.5, 0.2]), ([0.5, 0.3], [-0.1, 0.2]),
+    ([0.5, 0.3], [math.inf, 0.2]), ([0.5, 2.0], [1.5, 0.5]), ([2.0, 0.5], [0.5, 1.5]),
+    ([math.nan, 0.3], [math.nan, 0.2]), ([0.5, 0.3], [1.0, 0.0])])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_binary_cross_entropy_checks_its_target(inputs, targets, dtype):
+    """torch checks each element's input, then its target, to lie in [0, 1] (NaN does not):
+    gradkit checked the input only, so a NaN target (sigmoid of log of a negative) computed NaN
+    (breadth seed 1047714)."""
+    def program(m):
+        x = m.tensor(inputs, dtype=getattr(m, dtype), requires_grad=True)
+        loss = m.nn.functional.binary_cross_entropy(x, m.tensor(targets, dtype=getattr(m, dtype)))
+        return m.autograd.grad(loss, x)[0]
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine[0] == theirs[0]
+    if mine[0] == "ok":
+        np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
+    else:
+        assert mine == theirs and "should be between 0 and 1" in mine[1]
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+@pytest.mark.parametrize("dim", [None, 0, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("q", [0.25, [0.25, 0.5]])
+def test_quantile_result_is_no_view(name, shape, dim, keepdim, q):
+    """torch's quantile squeezes its own result in place (SqueezeBackward4, no view; a 1-D q's
+    dim first and innermost in memory); gradkit's was a view (squeeze, movedim), so an
+    in-place div_(rounding_mode=...) on it rebased the base's history: the gradient kept a
+    graph through ctc_loss's backward, whose double backward raised (breadth seed 1049321)."""
+    def program(m):
+        x = m.arange(float(math.prod(shape)), dtype=m.float64).reshape(shape).requires_grad_()
+        qs = m.tensor(q, dtype=m.float64) if isinstance(q, list) else q
+        out = getattr(m, name)(x, qs, dim=dim, keepdim=keepdim, interpolation="lower")
+        first = (out._is_view(), out.grad_fn.name(), tuple(out.shape), out.stride())
+        out.div_(3.0, rounding_mode="trunc")
+        (grad,) = m.autograd.grad((out.exp() ** 2).sum(), x, create_graph=True)
+        return first, out.detach().tolist(), grad.tolist(), grad.requires_grad
+    assert program(gradkit) == program(torch)
+
+
+def test_ill_conditioned_gradient_before_the_same_later_error_is_known():
+    """float32 1 / (a degree-12 polynomial) into ctc_loss: a gradient entry of ~1e22 is
+    +5.5e21 or -5.5e21 in torch as its leaves move an ulp, gradkit's 8.2e21; both raise the
+    same error in the double backward after, which the ill-conditioned entry took for a
+    difference (breadth seed 1045759)."""
+    problems, known = diff_program(generate(RandomDrawer(1045759), "breadth"))
+    assert problems and known.startswith("an ill-conditioned result")
+
+
+def test_complex_convolution_at_inf_is_a_known_difference():
+    """torch's complex convolution is three real ones (Gauss's trick): an infinite input
+    gives inf - inf, NaN, where gradkit's complex product gives inf (breadth seed 1052072)."""
+    def conv(m):
+        x = m.tensor([[[[1 + 1j, math.inf + 0j]]]], dtype=m.complex128)
+        return m.nn.functional.conv2d(x, m.tensor([[[[1 + 2j]]]], dtype=m.complex128))
+    mine, theirs = conv(gradkit).numpy().ravel(), conv(torch).numpy().ravel()
+    assert mine[0] == theirs[0] == -1 + 3j
+    assert np.isinf(mine[1].real) and np.isnan(theirs[1].real)
+    problems, known = diff_program(generate(RandomDrawer(1052072), "breadth"))
+    assert problems and known.startswith("complex matmul with infinite entries")
+
+
+def test_fft_zero_sign_through_an_in_place_branch_cut_is_known():
+    """MKL's FFT of a zero-padded real row leaves -0.0 in one imaginary part where pocketfft
+    leaves +0.0; acosh_ written in place over it turns that sign into the conjugate. The
+    first value to differ is then the FFT's own (overwritten) slot, which the branch-cut
+    entry did not read through the in-place write (breadth seed 1045773)."""
+    def program(m):
+        f = m.fft.fft(m.tensor([[0.3, -0.2, 0.5]], dtype=m.float32), dim=-2, n=4, norm="ortho")
+        return np.signbit(f.numpy().imag[3]), f.acosh_().numpy()[3]
+    (mine_sign, mine), (their_sign, theirs) = program(gradkit), program(torch)
+    if not their_sign.any():
+        pytest.skip("this torch's FFT leaves +0.0 too (not MKL's)")
+    assert not mine_sign.any() and their_sign.all()
+    np.testing.assert_array_equal(mine, np.conj(theirs))
+    problems, known = diff_program(generate(RandomDrawer(1045773), "breadth"))
+    assert problems and known.startswith("the sign of a zero imaginary part an FFT leaves")

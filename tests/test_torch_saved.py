@@ -105,11 +105,6 @@ DIFFERENT_LAST_NODE = {
     "cumulative_trapezoid-x",
     # vander(increasing=True): torch writes its columns in place (CopySlices), gradkit cats them
     "vander-2",
-    # quantile's last step is torch's in-place squeeze_ (SqueezeBackward4), gradkit's a squeeze
-    # or, for a 1-D q, a movedim
-    *(f"quantile-{name}" for name in ("0", "1", "q_tensor", "q_0d", "lower", "higher",
-                                      "midpoint", "nearest", "0d")),
-    "nanquantile-0", "nanquantile-1",
     # lane misc: norm_except_dim(dim=-1) is torch.norm, whose node torch names NormBackward0;
     # gradkit's norm is linalg.vector_norm's node
     "norm_except_dim-all_dims",

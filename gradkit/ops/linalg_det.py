@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
@@ -42,7 +43,8 @@ def _nan(dtype):
 
 def _det_grad(x, out):
     """d det / dA for the gradient convention: conj(det * A^{-T}) = conj(det) A^{-H}; through
-    the SVD when some matrix is singular (then A^{-1} does not exist, the cofactors do); NaN
+    the SVD when some matrix is singular (then A^{-1} does not exist, the cofactors do), or
+    nearly so under create_graph, as torch (its second derivative follows the SVD's); NaN
     throughout for a matrix whose det is NaN, as torch's solve by its LU."""
     values = getattr(out, "_data", out)
     nan = get_array_module(values).isnan(values)[..., None, None]
@@ -50,18 +52,21 @@ def _det_grad(x, out):
         eye = get_array_module(values).eye(x.shape[-1], dtype=values.dtype)
         return where(nan, _nan(values.dtype), _det_grad(where(nan, eye, x), where(
             nan[..., 0, 0], 1.0, out)))
-    if (values == 0).any():
-        return conj(_cofactors(x))
+    # torch's create_graph path takes the SVD wherever |det| < 100 eps (its plain one solves)
+    small = abs(values) < 100 * np.finfo(values.dtype).eps if is_grad_enabled() else values == 0
+    if small.any():
+        return _cofactors_grad(x)
     return _unsqueeze2(conj(out)) * mH(inv(x))
 
 
-def _cofactors(x):
-    """det(A) A^{-T} for any A = U S Vh: det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
+def _cofactors_grad(x):
+    """conj(det(A) A^{-T}) for any A = U S Vh (A^{-T} = conj(U) S^{-1} conj(Vh), U and Vh
+    unitary): conj(det(U) det(Vh)) U diag(prod_{j != i} s_j) Vh, torch's singular formula."""
     u, s, vh = svd(x)
     n = s.shape[-1]
     others = prod(where(get_array_module(getattr(s, "_data", s)).eye(n, dtype=bool), 1.0,
                         unsqueeze(s, -2)), -1)
-    phase = _unsqueeze2(det(u) * det(vh))
+    phase = _unsqueeze2(conj(det(u) * det(vh)))
     return phase * matmul(u * unsqueeze(others, -2), vh)
 
 

@@ -200,8 +200,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
 @op(save=("x", "target", "weight"), node_name="BinaryCrossEntropyBackward0")
 def _binary_cross_entropy(xp, x, target, weight, reduction="mean"):
     """-(t log x + (1 - t) log(1 - x)), each log floored at -100 as torch's kernel."""
-    if not ((x >= 0) & (x <= 1)).all():  # NaN fails it too, as torch's check
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    # torch checks each element's input, then its target, in order; NaN fails both checks
+    bad_x, bad_t = (~((v >= 0) & (v <= 1)).ravel() for v in xp.broadcast_arrays(x, target))
+    if (bad_x | bad_t).any():
+        first = int((bad_x | bad_t).argmax())
+        raise RuntimeError(f"all elements of {'input' if bad_x[first] else 'target'} should be "
+                           "between 0 and 1")
     with_floor = xp.maximum  # log 0 = -inf becomes -100
     loss = (target - 1) * with_floor(xp.log1p(-x), -100) - target * with_floor(xp.log(x), -100)
     if weight is not None:

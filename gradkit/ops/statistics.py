@@ -22,7 +22,7 @@ from gradkit.ops.clamp import clamp
 from gradkit.ops.comparison import isnan, logical_not
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.complex_build import complex_
-from gradkit.ops.conversion import astype
+from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import sqrt
 from gradkit.ops.indexing import gather
 from gradkit.ops.linalg import mm
@@ -32,7 +32,8 @@ from gradkit.ops.promotion import PY_SCALARS
 from gradkit.ops.rearrange import movedim
 from gradkit.ops.reduction import (_accumulation_dtype, any, axes, expand_back,  # noqa: A004
                                    accumulate, floating_dtype, sum)
-from gradkit.ops.shape import _normalize_dim, reshape, squeeze, t, unsqueeze
+from gradkit.ops.shape import (_normalize_dim, expand, reshape, squeeze, t, transpose,
+                               unsqueeze)
 from gradkit.ops.sorting import sort
 from gradkit.ops.triangular import diagonal
 from gradkit.ops.unary_helpers import cpp_number, kernel_error, scalar_type_name
@@ -101,7 +102,8 @@ def _checked_q(x, q):
 
 
 def _sorted_rows(x, dim, keepdim):
-    """x sorted along the reduced dim, viewed as (reduced shape..., n)."""
+    """x sorted along the reduced dim, viewed as (result shape..., n): a kept dim stays in its
+    place with size 1, as torch sorts x.unsqueeze(-1).transpose(dim, -1)."""
     if dim is None:
         reduced = (1,) * x.dim() if keepdim else ()
         return reshape(sort(reshape(x, (-1,))).values, reduced + (-1,))
@@ -109,8 +111,7 @@ def _sorted_rows(x, dim, keepdim):
         _normalize_dim(dim, 0)
         return reshape(x, (1,))
     d = _normalize_dim(dim, x.dim())
-    rows = sort(movedim(x, d, -1)).values
-    return unsqueeze(rows, -2) if keepdim else rows  # keepdim: the kept dim, moved back last
+    return sort(transpose(unsqueeze(x, -1), d, -1) if keepdim else movedim(x, d, -1)).values
 
 
 def _quantile(x, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
@@ -119,6 +120,9 @@ def _quantile(x, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
                            f"midpoint or nearest, but got {interpolation}")
     q = _checked_q(x, q)
     rows = _sorted_rows(x, dim, keepdim)
+    if q.dim():  # a row per q, next to last
+        rows = expand(unsqueeze(rows, -2), tuple(rows.shape[:-1]) + (q.shape[0], rows.shape[-1]))
+        q = reshape(q, (-1, 1))
     nan = isnan(rows)
     if ignore_nan:  # ranks among the non-NaN values; all NaN: rank 0, a NaN quantile
         count = sum(logical_not(nan), -1, True)
@@ -135,9 +139,10 @@ def _quantile(x, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
         weights = zeros_like(ranks) + 0.5 if interpolation == "midpoint" else ranks - below
         above = gather(rows, -1, astype(ceil(ranks.detach()), dtype=_INT64))
         values = lerp(values, above, weights)
-    if keepdim and dim is not None and x.dim():
-        values = movedim(values, -2, _normalize_dim(dim, x.dim()))
-    return squeeze(values, -1) if q.dim() == 0 else movedim(values, -1, 0)
+    if q.dim():  # the q dim first, innermost in memory as torch's
+        values = clone(movedim(values, -2, 0))
+    # torch squeezes its result in place: no view, whose in-place writes would differ
+    return values.squeeze_(-1)
 
 
 @tensor_method()

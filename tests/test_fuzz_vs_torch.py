@@ -196,7 +196,7 @@ def test_optim_comparison_catches_a_wrong_update_state_or_error(monkeypatch):
     bad_lr = _optim_program(options={"lr": -0.1})
     assert check(bad_lr) == []
 
-    def refuse(**values):
+    def refuse(*flags, **values):
         raise ValueError("another text")
 
     with monkeypatch.context() as patch:

@@ -53,10 +53,15 @@ def _det_grad(x, out):
         return where(nan, _nan(values.dtype), _det_grad(where(nan, eye, x), where(
             nan[..., 0, 0], 1.0, out)))
     # torch's create_graph path takes the SVD wherever |det| < 100 eps (its plain one solves)
-    small = abs(values) < 100 * np.finfo(values.dtype).eps if is_grad_enabled() else values == 0
+    small = _near_singular(values) if is_grad_enabled() else values == 0
     if small.any():
         return _cofactors_grad(x)
     return _unsqueeze2(conj(out)) * mH(inv(x))
+
+
+def _near_singular(values):
+    """Where torch's create_graph derivative of det takes the SVD: |det| < 100 eps (or NaN)."""
+    return ~(abs(values) >= 100 * np.finfo(values.dtype).eps)
 
 
 def _cofactors_grad(x):
@@ -82,7 +87,7 @@ def _det_vjp(g, x, out):
     if x.shape[-1] == 1:  # its derivative is 1, also where the entry is inf/NaN
         return _unsqueeze2(g)
     values = out._data if isinstance(out, Tensor) else None
-    if values is not None and bool((values != 0).all() and (values == values).all()):
+    if values is not None and not _near_singular(values).any():  # (NaN is "near" too)
         return solve_scaled_identity(x, g * conj(out))
     return _unsqueeze2(g) * _det_grad(x, out)
 

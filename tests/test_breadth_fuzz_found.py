@@ -194,3 +194,30 @@ def test_a_scalar_given_as_a_0d_tensor_is_its_number(name, given):
         (grad,) = m.autograd.grad((out * weight).sum().real, x)
         return out.detach().numpy().tolist(), grad.item(), out.grad_fn._saved_alpha
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("fn", ["smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("bool_first", [True, False])
+@pytest.mark.parametrize("reduction", ["sum", "none"])
+@pytest.mark.parametrize("size", [0, 3])
+def test_piecewise_quadratic_loss_with_a_bool_operand_differentiates(fn, bool_first, reduction,
+                                                                     size):
+    """A bool input (not a tensor that requires grad, 0-d: size 0) with a float target: torch
+    differentiates the target (huber refuses a bool); gradkit's backward read ``input._data``
+    off the saved array and raised AttributeError (breadth seed 1032320)."""
+    def program(m):
+        x = m.tensor([0.7, -0.2, 1.3][:size] if size else 0.7, requires_grad=True)
+        mask = m.tensor([True, False, True][:size] if size else True)
+        pair = (mask, x * 1) if bool_first else (x * 1, mask)
+        width = {"beta" if fn == "smooth_l1_loss" else "delta": 0.5}
+        try:
+            out = getattr(m.nn.functional, fn)(*pair, reduction=reduction, **width)
+            first = m.autograd.grad(out.sum(), x, retain_graph=True)[0].tolist()
+            (grad,) = m.autograd.grad(out.sum(), x, create_graph=True)
+        except RuntimeError as error:
+            return str(error)
+        second = _outcome(lambda: m.autograd.grad(grad.sum(), x)[0])
+        return out.tolist(), first, grad.tolist(), second
+    mine = program(gradkit)
+    assert mine == program(torch)
+    assert isinstance(mine, str) == (fn == "huber_loss")

@@ -221,3 +221,22 @@ def test_piecewise_quadratic_loss_with_a_bool_operand_differentiates(fn, bool_fi
     mine = program(gradkit)
     assert mine == program(torch)
     assert isinstance(mine, str) == (fn == "huber_loss")
+
+
+@pytest.mark.parametrize("shapes", [((1, 0, 0), (2, 0, 0)), ((1, 2), (2, 2)), ((2,), (2,))])
+@pytest.mark.parametrize("write", ["result", "x"])
+def test_copysign_keeps_its_result_when_only_the_sign_needs_a_gradient(shapes, write):
+    """torch's codegen guards saved inputs, never a saved result: CopysignBackward0 keeps its
+    result when only ``y`` needs a gradient, so a write into it refuses backward (breadth seed
+    1040004: cumsum_ of it); gradkit dropped the result and computed. A write into x, saved
+    for x's gradient only, still computes."""
+    def program(m):
+        y = m.ones(shapes[0], requires_grad=True)
+        x = m.ones(shapes[1])
+        out = m.copysign(x, y)
+        (out if write == "result" else x).cumsum_(dim=0)
+        out.sum().backward()
+        return y.grad
+    mine = _outcome(lambda: program(gradkit))
+    assert mine == _outcome(lambda: program(torch))
+    assert (mine[0] == "RuntimeError") == (write == "result")

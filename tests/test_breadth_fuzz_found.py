@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 import pytest
+from fuzz.known import diff_program
+from fuzz.programs import Leaf, Program, Step
 
 import gradkit
 
@@ -240,3 +242,28 @@ def test_copysign_keeps_its_result_when_only_the_sign_needs_a_gradient(shapes, w
     mine = _outcome(lambda: program(gradkit))
     assert mine == _outcome(lambda: program(torch))
     assert (mine[0] == "RuntimeError") == (write == "result")
+
+
+def test_fft_zero_sign_written_in_place_through_a_branch_cut_is_known():
+    """Known difference (docs/numerics.md, "a branch cut after it"; breadth seed 1038214):
+    torch's MKL rfftn of a constant leaves -0j where pocketfft leaves +0j, and acosh_ writes
+    the conjugate into that same tensor; the classifier read the FFT's own (real, agreeing)
+    input, not what acosh_ read before its write."""
+    def transform(m):
+        spectrum = m.fft.rfftn(m.full((1, 3), -0.7, dtype=m.float32))
+        before = spectrum.clone()
+        return before.numpy(), spectrum.acosh_().numpy()
+    (mine, mine_acosh), (theirs, their_acosh) = transform(gradkit), transform(torch)
+    np.testing.assert_array_equal(mine, theirs)                  # equal as numbers
+    assert np.signbit(mine.imag).tolist() == [[False, False]]
+    assert np.signbit(theirs.imag).tolist() == [[False, True]]
+    assert mine_acosh[0, 0] == their_acosh[0, 0]
+    assert mine_acosh[0, 1] == np.conj(their_acosh[0, 1]) and mine_acosh[0, 1].imag > 1
+    program = Program("breadth", (Leaf((), "complex64", True),), (
+        Step("n_adaptive_pool", (0,), {"kind": "avg3", "shape": (1, 1, 1, 1, 1),
+                                       "size": (3, 4, 3)}),
+        Step("fft_rfftn", (1,), {"s": None, "dim": (-5, -1), "norm": "backward"}),
+        Step("fb_acosh_", (2,), {})), False, 1038214)
+    problems, known = diff_program(program)
+    assert problems and known == "the sign of a zero imaginary part an FFT leaves, through a " \
+        "branch cut"

@@ -663,6 +663,17 @@ def _writes_into(program, mine: Result, slot: int) -> list:
             mine.slots[step.inputs[0]] == mine.slots[slot]]
 
 
+def _replayed_up_to(program, k: int):
+    """(gradkit's, torch's) Result of the program's steps before step k, or None where either
+    raised: the operands an in-place step k read before it wrote."""
+    import torch
+
+    import gradkit
+    before = dataclasses.replace(program, steps=program.steps[:k])
+    runs = [run(before, lib) for lib in (gradkit, torch)]
+    return None if any(r.error is not None for r in runs) else runs
+
+
 def _in_place_power_of_a_huge_argument(program, mine: Result, slot: int) -> bool:
     """The first value to differ (``slot``) is a tensor's that an in-place complex x **= y
     wrote last, whose operands before the write (the program replayed up to it in both)
@@ -672,13 +683,9 @@ def _in_place_power_of_a_huge_argument(program, mine: Result, slot: int) -> bool
     if not writes or program.steps[writes[-1]].op != "ibinop" or \
             program.steps[writes[-1]].params.get("op") != "**":
         return False
-    import torch
-
-    import gradkit
     step = program.steps[writes[-1]]
-    before = dataclasses.replace(program, steps=program.steps[:writes[-1]])
-    runs = [run(before, lib) for lib in (gradkit, torch)]
-    if any(r.error is not None for r in runs):
+    runs = _replayed_up_to(program, writes[-1])
+    if runs is None:
         return False
     pairs = [(runs[0].values[i], runs[1].values[i]) for i in step.inputs]
     if not all(a.shape == b.shape and np.allclose(a, b, rtol=1e-6, equal_nan=True)
@@ -705,12 +712,8 @@ def _in_place_division_by_zero_of_noise(program, mine: Result, theirs: Result) -
     step = program.steps[writes[-1]]
     if step.op not in ("ibinop", "iscalar_op") or step.params.get("op") != "/":
         return False
-    import torch
-
-    import gradkit
-    before = dataclasses.replace(program, steps=program.steps[:writes[-1]])
-    runs = [run(before, lib) for lib in (gradkit, torch)]
-    if any(r.error is not None for r in runs):
+    runs = _replayed_up_to(program, writes[-1])
+    if runs is None:
         return False
     x_mine, x_theirs = (r.values[step.inputs[0]] for r in runs)
     divisor = step.params["scalar"] if step.op == "iscalar_op" else runs[1].values[step.inputs[1]]
@@ -1216,14 +1219,23 @@ def _fft_zero_sign_through_a_branch_cut(program, mine: Result, theirs: Result) -
     """The first value to differ is computed from complex inputs that agree but for the sign
     of zero imaginary parts, after an FFT (pocketfft leaves +0 where MKL leaves -0): a branch
     cut (a power or log of a negative real number) turns that sign into the conjugate
-    (breadth seed 15820: float_power after ihfft)."""
+    (breadth seed 15820: float_power after ihfft). Where an in-place step wrote that value last,
+    its operands are those before the write (breadth seed 1038214: acosh_ after rfftn)."""
     first = _first_differing_value(program, mine, theirs)
-    if first is None or not any(s.op in FFT_OPS for s in program.steps[
-            :first[1] - len(program.leaves)]):
+    if first is None:
+        return False
+    step, k, values = first[0], first[1] - len(program.leaves), (mine.values, theirs.values)
+    writes = _writes_into(program, mine, first[1])
+    if writes:
+        step, k, runs = program.steps[writes[-1]], writes[-1], _replayed_up_to(program, writes[-1])
+        if runs is None:
+            return False
+        values = (runs[0].values, runs[1].values)
+    if not any(s.op in FFT_OPS for s in program.steps[:k]):
         return False
     signs = False
-    for i in first[0].inputs:
-        a, b = mine.values[i], theirs.values[i]
+    for i in step.inputs:
+        a, b = values[0][i], values[1][i]
         if a.shape != b.shape or a.dtype != b.dtype or not np.allclose(
                 a, b, rtol=1e-6, atol=1e-7, equal_nan=True):
             return False

@@ -663,17 +663,6 @@ def _writes_into(program, mine: Result, slot: int) -> list:
             mine.slots[step.inputs[0]] == mine.slots[slot]]
 
 
-def _replayed_up_to(program, k: int):
-    """(gradkit's, torch's) Result of the program's steps before step k, or None where either
-    raised: the operands an in-place step k read before it wrote."""
-    import torch
-
-    import gradkit
-    before = dataclasses.replace(program, steps=program.steps[:k])
-    runs = [run(before, lib) for lib in (gradkit, torch)]
-    return None if any(r.error is not None for r in runs) else runs
-
-
 def _in_place_power_of_a_huge_argument(program, mine: Result, slot: int) -> bool:
     """The first value to differ (``slot``) is a tensor's that an in-place complex x **= y
     wrote last, whose operands before the write (the program replayed up to it in both)
@@ -684,14 +673,14 @@ def _in_place_power_of_a_huge_argument(program, mine: Result, slot: int) -> bool
             program.steps[writes[-1]].params.get("op") != "**":
         return False
     step = program.steps[writes[-1]]
-    runs = _replayed_up_to(program, writes[-1])
-    if runs is None:
+    ours, torchs = _values_before(program, writes[-1])
+    if ours is None:
         return False
-    pairs = [(runs[0].values[i], runs[1].values[i]) for i in step.inputs]
+    pairs = [(ours[i], torchs[i]) for i in step.inputs]
     if not all(a.shape == b.shape and np.allclose(a, b, rtol=1e-6, equal_nan=True)
                for a, b in pairs):
         return False
-    replayed = runs[0]._replace(values=[a for a, _ in pairs])
+    replayed = mine._replace(values=[a for a, _ in pairs])
     return _periodic_of_a_huge_argument(step._replace(inputs=(0, 1)), replayed)
 
 
@@ -712,11 +701,11 @@ def _in_place_division_by_zero_of_noise(program, mine: Result, theirs: Result) -
     step = program.steps[writes[-1]]
     if step.op not in ("ibinop", "iscalar_op") or step.params.get("op") != "/":
         return False
-    runs = _replayed_up_to(program, writes[-1])
-    if runs is None:
+    ours, torchs = _values_before(program, writes[-1])
+    if ours is None:
         return False
-    x_mine, x_theirs = (r.values[step.inputs[0]] for r in runs)
-    divisor = step.params["scalar"] if step.op == "iscalar_op" else runs[1].values[step.inputs[1]]
+    x_mine, x_theirs = ours[step.inputs[0]], torchs[step.inputs[0]]
+    divisor = step.params["scalar"] if step.op == "iscalar_op" else torchs[step.inputs[1]]
     out_mine, out_theirs = mine.values[slot], theirs.values[slot]
     if x_mine.dtype.kind not in "fc" or x_mine.shape != x_theirs.shape or \
             out_mine.shape != x_mine.shape or out_mine.shape != out_theirs.shape:
@@ -1227,10 +1216,9 @@ def _fft_zero_sign_through_a_branch_cut(program, mine: Result, theirs: Result) -
     step, k, values = first[0], first[1] - len(program.leaves), (mine.values, theirs.values)
     writes = _writes_into(program, mine, first[1])
     if writes:
-        step, k, runs = program.steps[writes[-1]], writes[-1], _replayed_up_to(program, writes[-1])
-        if runs is None:
+        step, k, values = program.steps[writes[-1]], writes[-1], _values_before(program, writes[-1])
+        if values[0] is None:
             return False
-        values = (runs[0].values, runs[1].values)
     if not any(s.op in FFT_OPS for s in program.steps[:k]):
         return False
     signs = False

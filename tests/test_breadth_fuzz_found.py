@@ -267,3 +267,24 @@ def test_fft_zero_sign_written_in_place_through_a_branch_cut_is_known():
     problems, known = diff_program(program)
     assert problems and known == "the sign of a zero imaginary part an FFT leaves, through a " \
         "branch cut"
+
+
+def test_svd_gradient_at_repeated_singular_values_is_known():
+    """Known difference (docs/numerics.md, "up to rounding divide by their"; breadth seed
+    1044475): a constant 3 x 3 matrix plus 2 I has singular values 2 + 3c, 2, 2, and svd's
+    backward (reconstructing U S V^H) divides by their squares' differences, rounding noise:
+    NaN here, a finite number in torch. The classifier knew eig's and eigh's only."""
+    c = 0.8735206
+    matrix = np.full((3, 3), c, dtype=np.float32) + 2 * np.eye(3, dtype=np.float32)
+    for m in (gradkit, torch):
+        s = m.linalg.svdvals(m.tensor(matrix, dtype=m.float64)).tolist()
+        assert s == pytest.approx([2 + 3 * c, 2, 2], rel=1e-6)
+    program = Program("breadth", (Leaf((), "complex64", True),), (
+        Step("f_multi_head_attention", (0, 0), {
+            "heads": 1, "head_dim": 2, "tgt": 3, "src": 3, "batch": 2, "mask": "causal",
+            "padding": "float", "need_weights": True, "average": True, "zero_attn": False,
+            "bias_kv": False, "separate": True, "in_bias": False}),
+        Step("fb_svd_legacy", (1,), {"n": 3, "flag": False, "flag2": True})), False, 1044475)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known.startswith("gradients of eig (eigh, svd)")

@@ -895,16 +895,20 @@ def _eigenvectors_of_a_repeated_eigenvalue(program, mine: Result, theirs: Result
 
 
 def _has_repeated_spectrum(steps, theirs: Result) -> bool:
-    """Some eig/eigh step of ``steps`` has a matrix whose eigenvalues repeat up to rounding."""
+    """Some eig/eigh step of ``steps`` has a matrix whose eigenvalues repeat up to rounding, or
+    an SVD step with singular vectors one whose singular values do (its gradient divides by
+    their squares' differences: breadth seed 1044475, a constant 3 x 3 matrix plus 2 I)."""
     for step in steps:
-        if step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod") and theirs.values:
+        svd = step.op == "fb_svd_legacy" and step.params["flag2"]
+        if (svd or step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod")) and theirs.values:
             source = theirs.values[step.inputs[0]]
             if not source.size or not np.isfinite(source).all():
                 continue
             # the matrix the draw builds (eigh's: its eigenvectors' gradient divides too)
             build = _hermitian_pd if step.op == "b_eigh_prod" else _shifted
             matrix = build(np, source, step.params["n"])
-            values = np.sort_complex(np.linalg.eigvals(matrix).ravel())
+            values = np.sort_complex((np.linalg.svd(matrix, compute_uv=False) if svd else
+                                      np.linalg.eigvals(matrix)).ravel())
             scale = max(1.0, float(np.abs(values).max()))
             if (np.abs(np.diff(values)) <= 1e-6 * scale).any():
                 return True
@@ -1724,7 +1728,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "further from its own float64 gradient", _single_precision_noise),
     Known("a matmul operand detached in place: torch saved a reshaped view of it",
           "docs/autograd.md", "which the detach does not reach", _detached_matmul_operand),
-    Known("gradients of eig (eigh) where eigenvalues repeat up to rounding",
+    Known("gradients of eig (eigh, svd) where eigenvalues (singular values) repeat up to rounding",
           "docs/numerics.md", "up to rounding divide by their", _repeated_spectrum),
     Known("eig's eigenvectors of a repeated eigenvalue: any basis of its eigenspace",
           "docs/numerics.md", "basis of its eigenspace (not an orthogonal one)",

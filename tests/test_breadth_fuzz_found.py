@@ -1,12 +1,14 @@
 """Programs the fuzzer's breadth and strided_breadth classes found gradkit and torch 2.13 to
 disagree on (the fourteenth session), each run in both libraries (seeds are strided_breadth's
 unless a test says breadth)."""
+import dataclasses
 import math
 
 import numpy as np
 import pytest
-from fuzz.known import diff_program
+from fuzz.known import diff_program, known_difference
 from fuzz.programs import Leaf, Program, Step
+from fuzz.runner import run
 
 import gradkit
 
@@ -288,3 +290,29 @@ def test_svd_gradient_at_repeated_singular_values_is_known():
     problems, known = diff_program(program)
     assert problems and all(p.startswith("grads") for p in problems)
     assert known.startswith("gradients of eig (eigh, svd)")
+
+
+@pytest.mark.parametrize("matrix", [[[1.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]],
+                                    [[1.0, 0.0], [0.0, 0.0]]])
+def test_det_gradient_at_a_singular_matrix_is_known(matrix):
+    """Known difference (docs/numerics.md, "torch's plain backward solves for"; breadth seed
+    1033888): at an exactly singular matrix torch's plain backward of det gives zeros, its
+    create_graph one and gradkit's the adjugate; the classifier had no entry for it."""
+    def gradient(m, create_graph):
+        x = m.tensor(matrix, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.linalg.det(x), x, create_graph=create_graph)[0].tolist()
+    adjugate = [[matrix[1][1], -matrix[1][0]], [-matrix[0][1], matrix[0][0]]]
+    assert gradient(torch, False) == [[0.0, 0.0], [0.0, 0.0]]
+    for theirs in (gradient(torch, True), gradient(gradkit, True), gradient(gradkit, False)):
+        np.testing.assert_allclose(theirs, adjugate, atol=1e-12)  # (by the SVD: rounding)
+    program = Program("breadth", (Leaf((), "complex64", True), Leaf((), "int64", False),
+                                  Leaf((), "float32", True)), (
+        Step("b_unique", (2,), {}),
+        Step("sp_polynomial_tensor_n", (3, 3), {"fn": "chebyshev_polynomial_v", "n": 5}),
+        Step("b_eigh_prod", (4,), {"n": 1}),
+        Step("fft_fft", (5,), {"dim": 0, "n": 5, "norm": None}),
+        Step("b_det", (6,), {"n": 2})), False, 1033888, backward=True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("det's gradient at an exactly singular matrix")
+    assert known_difference(dataclasses.replace(program, create_graph=True), *(
+        run(program, m) for m in (gradkit, torch))) != known  # torch's adjugate then

@@ -873,6 +873,20 @@ def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
     return _has_repeated_spectrum(program.steps, theirs)
 
 
+def _det_gradient_at_a_singular_matrix(program, mine: Result, theirs: Result) -> bool:
+    """Only gradients differ, without create_graph, through a det that is exactly 0 in torch:
+    torch's plain backward solves for det * A^{-H} and gives zeros there, gradkit's is the
+    adjugate, as torch's with create_graph (breadth seed 1033888: det of [[a, a], [a, a]])."""
+    problems = compare(mine, theirs)
+    if program.create_graph or not problems or not all(
+            p.startswith(("grads", "signed zero in grads")) for p in problems):
+        return False
+    leaves = len(program.leaves)
+    return any(step.op == "b_det" and leaves + k < len(theirs.values) and
+               bool((theirs.values[leaves + k] == 0).any())
+               for k, step in enumerate(program.steps))
+
+
 def _phase_check_of_noise(mine: Result, theirs: Result) -> bool:
     """One side's backward alone raised the eigenvectors' phase check, the values agreeing."""
     if (mine.error is None) == (theirs.error is None):
@@ -1730,6 +1744,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/autograd.md", "which the detach does not reach", _detached_matmul_operand),
     Known("gradients of eig (eigh, svd) where eigenvalues (singular values) repeat up to rounding",
           "docs/numerics.md", "up to rounding divide by their", _repeated_spectrum),
+    Known("det's gradient at an exactly singular matrix: the adjugate, zeros in torch's plain "
+          "backward", "docs/numerics.md", "torch's plain backward solves for",
+          _det_gradient_at_a_singular_matrix),
     Known("eig's eigenvectors of a repeated eigenvalue: any basis of its eigenspace",
           "docs/numerics.md", "basis of its eigenspace (not an orthogonal one)",
           _eigenvectors_of_a_repeated_eigenvalue),

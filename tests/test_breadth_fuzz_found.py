@@ -316,3 +316,22 @@ def test_det_gradient_at_a_singular_matrix_is_known(matrix):
     assert problems and known.startswith("det's gradient at an exactly singular matrix")
     assert known_difference(dataclasses.replace(program, create_graph=True), *(
         run(program, m) for m in (gradkit, torch))) != known  # torch's adjugate then
+
+
+def test_infinite_slope_at_a_lapack_zero_is_known():
+    """Known difference (docs/numerics.md, "infinite at 0 (`gammaincc(a, x)`"; breadth seed
+    1041007): torch's (MKL's) U S V^H of [[2, 0], [-0.77, 2]] has an exact 0 where gradkit's
+    (OpenBLAS's) has -1e-17, and gammaincc(0.5, |x|)'s derivative is infinite at 0: NaN
+    (inf * abs' 0) in torch, a finite number here."""
+    def slope(m, x):
+        x = m.tensor(x, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.special.gammaincc(m.tensor(0.5, dtype=m.float64), x.abs()), x)[0]
+    for m in (gradkit, torch):
+        assert math.isnan(slope(m, 0.0).item()) and slope(m, -1e-17).item() > 1e7
+    program = Program("breadth", (Leaf((), "float64", True),), (
+        Step("s_diagflat", (0,), {"offset": 2}),
+        Step("fb_svd_legacy", (1,), {"n": 2, "flag": True, "flag2": True}),
+        Step("sp_gammaincc", (2, 2), {})), True, 1041007)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known.startswith("a derivative infinite at 0 of an entry a LAPACK routine")

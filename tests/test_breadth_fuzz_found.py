@@ -230,10 +230,10 @@ def test_piecewise_quadratic_loss_with_a_bool_operand_differentiates(fn, bool_fi
 @pytest.mark.parametrize("shapes", [((1, 0, 0), (2, 0, 0)), ((1, 2), (2, 2)), ((2,), (2,))])
 @pytest.mark.parametrize("write", ["result", "x"])
 def test_copysign_keeps_its_result_when_only_the_sign_needs_a_gradient(shapes, write):
-    """torch's codegen guards saved inputs, never a saved result: CopysignBackward0 keeps its
-    result when only ``y`` needs a gradient, so a write into it refuses backward (breadth seed
-    1040004: cumsum_ of it); gradkit dropped the result and computed. A write into x, saved
-    for x's gradient only, still computes."""
+    """torch's CopysignBackward0 keeps (and unpacks) its result when only ``y`` needs a
+    gradient, so a write into it refuses backward (breadth seed 1040004: cumsum_ of it);
+    gradkit dropped the result and computed. A write into x, saved for x's gradient only,
+    still computes. (pow with a number exponent keeps no result: breadth seed 1038065.)"""
     def program(m):
         y = m.ones(shapes[0], requires_grad=True)
         x = m.ones(shapes[1])
@@ -244,6 +244,17 @@ def test_copysign_keeps_its_result_when_only_the_sign_needs_a_gradient(shapes, w
     mine = _outcome(lambda: program(gradkit))
     assert mine == _outcome(lambda: program(torch))
     assert (mine[0] == "RuntimeError") == (write == "result")
+
+
+def test_float_power_by_a_number_written_in_place_still_differentiates():
+    """torch's pow(Tensor, Scalar) node saves no result: a write into it computes (breadth
+    seed 1038065: logical_or_ of float_power(x, 0))."""
+    def program(m):
+        x = m.tensor([[0.5 + 1j], [-2.0 + 0j], [0j]], dtype=m.complex128, requires_grad=True)
+        out = m.float_power(x, 0)
+        out.logical_or_(x)
+        return m.autograd.grad(out.real.sum() if out.is_complex() else out.sum(), x)[0]
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
 
 
 def test_fft_zero_sign_written_in_place_through_a_branch_cut_is_known():

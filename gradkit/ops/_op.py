@@ -201,10 +201,7 @@ class Op:
                 for i, entries in enumerate(reads):
                     if needing_grad >> i & 1:
                         kept |= entries
-                # torch's codegen guards saved inputs only: a saved result is always kept, so
-                # a write into it refuses backward (copysign's, when only y needs a gradient)
-                mask = tuple(k in kept or kind == "result"
-                             for k, (kind, _, _) in enumerate(self.save_spec))
+                mask = tuple(k in kept for k in range(len(self.save_spec)))
                 if all(mask):
                     mask = ()
             self._save_masks[needing_grad] = mask

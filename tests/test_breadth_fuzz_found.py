@@ -1,12 +1,14 @@
 """Programs the fuzzer's breadth and strided_breadth classes found gradkit and torch 2.13 to
 disagree on (the fourteenth session), each run in both libraries (seeds are strided_breadth's
 unless a test says breadth)."""
+import dataclasses
 import math
 
 import numpy as np
 import pytest
-from fuzz.known import diff_program
-from fuzz.programs import RandomDrawer, generate
+from fuzz.known import diff_program, known_difference
+from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
+from fuzz.runner import run
 
 import gradkit
 
@@ -313,3 +315,151 @@ def test_fft_zero_sign_through_an_in_place_branch_cut_is_known():
     np.testing.assert_array_equal(mine, np.conj(theirs))
     problems, known = diff_program(generate(RandomDrawer(1045773), "breadth"))
     assert problems and known.startswith("the sign of a zero imaginary part an FFT leaves")
+
+
+@pytest.mark.parametrize("fn", ["smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("bool_first", [True, False])
+@pytest.mark.parametrize("reduction", ["sum", "none"])
+@pytest.mark.parametrize("size", [0, 3])
+def test_piecewise_quadratic_loss_with_a_bool_operand_differentiates(fn, bool_first, reduction,
+                                                                     size):
+    """A bool input (not a tensor that requires grad, 0-d: size 0) with a float target: torch
+    differentiates the target (huber refuses a bool); gradkit's backward read ``input._data``
+    off the saved array and raised AttributeError (breadth seed 1032320)."""
+    def program(m):
+        x = m.tensor([0.7, -0.2, 1.3][:size] if size else 0.7, requires_grad=True)
+        mask = m.tensor([True, False, True][:size] if size else True)
+        pair = (mask, x * 1) if bool_first else (x * 1, mask)
+        width = {"beta" if fn == "smooth_l1_loss" else "delta": 0.5}
+        try:
+            out = getattr(m.nn.functional, fn)(*pair, reduction=reduction, **width)
+            first = m.autograd.grad(out.sum(), x, retain_graph=True)[0].tolist()
+            (grad,) = m.autograd.grad(out.sum(), x, create_graph=True)
+        except RuntimeError as error:
+            return str(error)
+        second = _outcome(lambda: m.autograd.grad(grad.sum(), x)[0])
+        return out.tolist(), first, grad.tolist(), second
+    mine = program(gradkit)
+    assert mine == program(torch)
+    assert isinstance(mine, str) == (fn == "huber_loss")
+
+
+@pytest.mark.parametrize("shapes", [((1, 0, 0), (2, 0, 0)), ((1, 2), (2, 2)), ((2,), (2,))])
+@pytest.mark.parametrize("write", ["result", "x"])
+def test_copysign_keeps_its_result_when_only_the_sign_needs_a_gradient(shapes, write):
+    """torch's CopysignBackward0 keeps (and unpacks) its result when only ``y`` needs a
+    gradient, so a write into it refuses backward (breadth seed 1040004: cumsum_ of it);
+    gradkit dropped the result and computed. A write into x, saved for x's gradient only,
+    still computes. (pow with a number exponent keeps no result: breadth seed 1038065.)"""
+    def program(m):
+        y = m.ones(shapes[0], requires_grad=True)
+        x = m.ones(shapes[1])
+        out = m.copysign(x, y)
+        (out if write == "result" else x).cumsum_(dim=0)
+        out.sum().backward()
+        return y.grad
+    mine = _outcome(lambda: program(gradkit))
+    assert mine == _outcome(lambda: program(torch))
+    assert (mine[0] == "RuntimeError") == (write == "result")
+
+
+def test_float_power_by_a_number_written_in_place_still_differentiates():
+    """torch's pow(Tensor, Scalar) node saves no result: a write into it computes (breadth
+    seed 1038065: logical_or_ of float_power(x, 0))."""
+    def program(m):
+        x = m.tensor([[0.5 + 1j], [-2.0 + 0j], [0j]], dtype=m.complex128, requires_grad=True)
+        out = m.float_power(x, 0)
+        out.logical_or_(x)
+        return m.autograd.grad(out.real.sum() if out.is_complex() else out.sum(), x)[0]
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_fft_zero_sign_written_in_place_through_a_branch_cut_is_known():
+    """Known difference (docs/numerics.md, "a branch cut after it"; breadth seed 1038214):
+    torch's MKL rfftn of a constant leaves -0j where pocketfft leaves +0j, and acosh_ writes
+    the conjugate into that same tensor; the classifier read the FFT's own (real, agreeing)
+    input, not what acosh_ read before its write."""
+    def transform(m):
+        spectrum = m.fft.rfftn(m.full((1, 3), -0.7, dtype=m.float32))
+        before = spectrum.clone()
+        return before.numpy(), spectrum.acosh_().numpy()
+    (mine, mine_acosh), (theirs, their_acosh) = transform(gradkit), transform(torch)
+    np.testing.assert_array_equal(mine, theirs)                  # equal as numbers
+    assert np.signbit(mine.imag).tolist() == [[False, False]]
+    assert np.signbit(theirs.imag).tolist() == [[False, True]]
+    assert mine_acosh[0, 0] == their_acosh[0, 0]
+    assert mine_acosh[0, 1] == np.conj(their_acosh[0, 1]) and mine_acosh[0, 1].imag > 1
+    program = Program("breadth", (Leaf((), "complex64", True),), (
+        Step("n_adaptive_pool", (0,), {"kind": "avg3", "shape": (1, 1, 1, 1, 1),
+                                       "size": (3, 4, 3)}),
+        Step("fft_rfftn", (1,), {"s": None, "dim": (-5, -1), "norm": "backward"}),
+        Step("fb_acosh_", (2,), {})), False, 1038214)
+    problems, known = diff_program(program)
+    assert problems and known == "the sign of a zero imaginary part an FFT leaves, through a " \
+        "branch cut"
+
+
+def test_svd_gradient_at_repeated_singular_values_is_known():
+    """Known difference (docs/numerics.md, "up to rounding divide by their"; breadth seed
+    1044475): a constant 3 x 3 matrix plus 2 I has singular values 2 + 3c, 2, 2, and svd's
+    backward (reconstructing U S V^H) divides by their squares' differences, rounding noise:
+    NaN here, a finite number in torch. The classifier knew eig's and eigh's only."""
+    c = 0.8735206
+    matrix = np.full((3, 3), c, dtype=np.float32) + 2 * np.eye(3, dtype=np.float32)
+    for m in (gradkit, torch):
+        s = m.linalg.svdvals(m.tensor(matrix, dtype=m.float64)).tolist()
+        assert s == pytest.approx([2 + 3 * c, 2, 2], rel=1e-6)
+    program = Program("breadth", (Leaf((), "complex64", True),), (
+        Step("f_multi_head_attention", (0, 0), {
+            "heads": 1, "head_dim": 2, "tgt": 3, "src": 3, "batch": 2, "mask": "causal",
+            "padding": "float", "need_weights": True, "average": True, "zero_attn": False,
+            "bias_kv": False, "separate": True, "in_bias": False}),
+        Step("fb_svd_legacy", (1,), {"n": 3, "flag": False, "flag2": True})), False, 1044475)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known.startswith("gradients of eig (eigh, svd)")
+
+
+@pytest.mark.parametrize("matrix", [[[1.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]],
+                                    [[1.0, 0.0], [0.0, 0.0]]])
+def test_det_gradient_at_a_singular_matrix_is_known(matrix):
+    """Known difference (docs/numerics.md, "torch's plain backward solves for"; breadth seed
+    1033888): at an exactly singular matrix torch's plain backward of det gives zeros, its
+    create_graph one and gradkit's the adjugate; the classifier had no entry for it."""
+    def gradient(m, create_graph):
+        x = m.tensor(matrix, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.linalg.det(x), x, create_graph=create_graph)[0].tolist()
+    adjugate = [[matrix[1][1], -matrix[1][0]], [-matrix[0][1], matrix[0][0]]]
+    assert gradient(torch, False) == [[0.0, 0.0], [0.0, 0.0]]
+    for theirs in (gradient(torch, True), gradient(gradkit, True), gradient(gradkit, False)):
+        np.testing.assert_allclose(theirs, adjugate, atol=1e-12)  # (by the SVD: rounding)
+    program = Program("breadth", (Leaf((), "complex64", True), Leaf((), "int64", False),
+                                  Leaf((), "float32", True)), (
+        Step("b_unique", (2,), {}),
+        Step("sp_polynomial_tensor_n", (3, 3), {"fn": "chebyshev_polynomial_v", "n": 5}),
+        Step("b_eigh_prod", (4,), {"n": 1}),
+        Step("fft_fft", (5,), {"dim": 0, "n": 5, "norm": None}),
+        Step("b_det", (6,), {"n": 2})), False, 1033888, backward=True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("det's gradient at an exactly singular matrix")
+    assert known_difference(dataclasses.replace(program, create_graph=True), *(
+        run(program, m) for m in (gradkit, torch))) != known  # torch's adjugate then
+
+
+def test_infinite_slope_at_a_lapack_zero_is_known():
+    """Known difference (docs/numerics.md, "infinite at 0 (`gammaincc(a, x)`"; breadth seed
+    1041007): torch's (MKL's) U S V^H of [[2, 0], [-0.77, 2]] has an exact 0 where gradkit's
+    (OpenBLAS's) has -1e-17, and gammaincc(0.5, |x|)'s derivative is infinite at 0: NaN
+    (inf * abs' 0) in torch, a finite number here."""
+    def slope(m, x):
+        x = m.tensor(x, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.special.gammaincc(m.tensor(0.5, dtype=m.float64), x.abs()), x)[0]
+    for m in (gradkit, torch):
+        assert math.isnan(slope(m, 0.0).item()) and slope(m, -1e-17).item() > 1e7
+    program = Program("breadth", (Leaf((), "float64", True),), (
+        Step("s_diagflat", (0,), {"offset": 2}),
+        Step("fb_svd_legacy", (1,), {"n": 2, "flag": True, "flag2": True}),
+        Step("sp_gammaincc", (2, 2), {})), True, 1041007)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known.startswith("a derivative infinite at 0 of an entry a LAPACK routine")

@@ -49,8 +49,10 @@ def _copysign_ratio(x, result):
     return where(x == 0, 0.0, result / x)
 
 
+# y's zeros read the result: torch's CopysignBackward0 keeps it for either input, so a write
+# into it refuses backward when only y needs a gradient
 copysign.defvjp(lambda g, x, result: g * _copysign_ratio(x, result),
-                lambda g, x, result: zeros_like(g))
+                lambda g, x, result: zeros_like(result))
 copysign.defjvp(lambda t, x, result: t * _copysign_ratio(x, result),
                 lambda t, x, result: zeros_like(t))
 copysign.node_name_rule = lambda params, inputs: (

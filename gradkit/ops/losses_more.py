@@ -58,8 +58,8 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
             _check_output_dtype(x, getattr(y, "_data", y).dtype)
         with_bool = _is_bool(x) or _is_bool(y)
         if with_bool:  # torch's first backward is a kernel that takes a bool operand
-            dtype = result_type(x._data, getattr(y, "_data", y))
-            x, y = astype(x, dtype), astype(y, dtype) if _is_bool(y) else y
+            dtype = result_type(getattr(x, "_data", x), getattr(y, "_data", y))
+            x, y = (astype(v, dtype) if _is_bool(v) else v for v in (x, y))
         slopes = spread_loss_grad(g, tuple(x.shape), reduction) * slope(x - y, width)
         slopes = _subtracts_a_bool(slopes) if with_bool else slopes
         return slopes, -slopes

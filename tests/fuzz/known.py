@@ -672,19 +672,15 @@ def _in_place_power_of_a_huge_argument(program, mine: Result, slot: int) -> bool
     if not writes or program.steps[writes[-1]].op != "ibinop" or \
             program.steps[writes[-1]].params.get("op") != "**":
         return False
-    import torch
-
-    import gradkit
     step = program.steps[writes[-1]]
-    before = dataclasses.replace(program, steps=program.steps[:writes[-1]])
-    runs = [run(before, lib) for lib in (gradkit, torch)]
-    if any(r.error is not None for r in runs):
+    ours, torchs = _values_before(program, writes[-1])
+    if ours is None:
         return False
-    pairs = [(runs[0].values[i], runs[1].values[i]) for i in step.inputs]
+    pairs = [(ours[i], torchs[i]) for i in step.inputs]
     if not all(a.shape == b.shape and np.allclose(a, b, rtol=1e-6, equal_nan=True)
                for a, b in pairs):
         return False
-    replayed = runs[0]._replace(values=[a for a, _ in pairs])
+    replayed = mine._replace(values=[a for a, _ in pairs])
     return _periodic_of_a_huge_argument(step._replace(inputs=(0, 1)), replayed)
 
 
@@ -705,15 +701,11 @@ def _in_place_division_by_zero_of_noise(program, mine: Result, theirs: Result) -
     step = program.steps[writes[-1]]
     if step.op not in ("ibinop", "iscalar_op") or step.params.get("op") != "/":
         return False
-    import torch
-
-    import gradkit
-    before = dataclasses.replace(program, steps=program.steps[:writes[-1]])
-    runs = [run(before, lib) for lib in (gradkit, torch)]
-    if any(r.error is not None for r in runs):
+    ours, torchs = _values_before(program, writes[-1])
+    if ours is None:
         return False
-    x_mine, x_theirs = (r.values[step.inputs[0]] for r in runs)
-    divisor = step.params["scalar"] if step.op == "iscalar_op" else runs[1].values[step.inputs[1]]
+    x_mine, x_theirs = ours[step.inputs[0]], torchs[step.inputs[0]]
+    divisor = step.params["scalar"] if step.op == "iscalar_op" else torchs[step.inputs[1]]
     out_mine, out_theirs = mine.values[slot], theirs.values[slot]
     if x_mine.dtype.kind not in "fc" or x_mine.shape != x_theirs.shape or \
             out_mine.shape != x_mine.shape or out_mine.shape != out_theirs.shape:
@@ -882,6 +874,50 @@ def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
     return _has_repeated_spectrum(program.steps, theirs)
 
 
+def _det_gradient_at_a_singular_matrix(program, mine: Result, theirs: Result) -> bool:
+    """Only gradients differ, without create_graph, through a det that is exactly 0 in torch:
+    torch's plain backward solves for det * A^{-H} and gives zeros there, gradkit's is the
+    adjugate, as torch's with create_graph (breadth seed 1033888: det of [[a, a], [a, a]])."""
+    problems = compare(mine, theirs)
+    if program.create_graph or not problems or not all(
+            p.startswith(("grads", "signed zero in grads")) for p in problems):
+        return False
+    leaves = len(program.leaves)
+    return any(step.op == "b_det" and leaves + k < len(theirs.values) and
+               bool((theirs.values[leaves + k] == 0).any())
+               for k, step in enumerate(program.steps))
+
+
+# steps whose derivative in an input (its index) is infinite at 0: gammaincc(a, x)'s and
+# gammainc's in x for a < 1 (then times abs' 0 there: NaN)
+_INFINITE_SLOPE_AT_ZERO = {"sp_gammaincc": 1, "sp_gammainc": 1}
+
+
+def _infinite_slope_at_a_lapack_zero(program, mine: Result, theirs: Result) -> bool:
+    """Only gradients differ, through a step whose derivative is infinite at 0 reading an
+    entry that a LAPACK routine before it left an exact 0 on one side and rounding noise on
+    the other (MKL's U S V^H of [[2, 0], [-0.77, 2]] has an exact 0 where OpenBLAS's has
+    -1e-17: NaN in torch, a finite gradient here; breadth seed 1041007)."""
+    problems = compare(mine, theirs)
+    if mine.error or theirs.error or not problems or not all(
+            p.startswith(("grads", "signed zero in grads")) for p in problems):
+        return False
+    for k, step in enumerate(program.steps):
+        if step.op not in _INFINITE_SLOPE_AT_ZERO or not any(
+                _runs_lapack(s) for s in program.steps[:k]):
+            continue
+        i = step.inputs[_INFINITE_SLOPE_AT_ZERO[step.op]]
+        ours, torchs = mine.values[i], theirs.values[i]
+        if ours.shape != torchs.shape or ours.dtype.kind != "f" or not ours.size:
+            continue
+        with np.errstate(invalid="ignore"):
+            scale = max(1.0, float(np.nanmax(np.abs(torchs))))
+            noise = np.abs(ours - torchs) <= 16 * np.finfo(ours.dtype).eps * scale
+        if ((noise & ((ours == 0) != (torchs == 0))).any()):
+            return True
+    return False
+
+
 def _phase_check_of_noise(mine: Result, theirs: Result) -> bool:
     """One side's backward alone raised the eigenvectors' phase check, the values agreeing."""
     if (mine.error is None) == (theirs.error is None):
@@ -904,16 +940,20 @@ def _eigenvectors_of_a_repeated_eigenvalue(program, mine: Result, theirs: Result
 
 
 def _has_repeated_spectrum(steps, theirs: Result) -> bool:
-    """Some eig/eigh step of ``steps`` has a matrix whose eigenvalues repeat up to rounding."""
+    """Some eig/eigh step of ``steps`` has a matrix whose eigenvalues repeat up to rounding, or
+    an SVD step with singular vectors one whose singular values do (its gradient divides by
+    their squares' differences: breadth seed 1044475, a constant 3 x 3 matrix plus 2 I)."""
     for step in steps:
-        if step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod") and theirs.values:
+        svd = step.op == "fb_svd_legacy" and step.params["flag2"]
+        if (svd or step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod")) and theirs.values:
             source = theirs.values[step.inputs[0]]
             if not source.size or not np.isfinite(source).all():
                 continue
             # the matrix the draw builds (eigh's: its eigenvectors' gradient divides too)
             build = _hermitian_pd if step.op == "b_eigh_prod" else _shifted
             matrix = build(np, source, step.params["n"])
-            values = np.sort_complex(np.linalg.eigvals(matrix).ravel())
+            values = np.sort_complex((np.linalg.svd(matrix, compute_uv=False) if svd else
+                                      np.linalg.eigvals(matrix)).ravel())
             scale = max(1.0, float(np.abs(values).max()))
             if (np.abs(np.diff(values)) <= 1e-6 * scale).any():
                 return True
@@ -1739,8 +1779,13 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "further from its own float64 gradient", _single_precision_noise),
     Known("a matmul operand detached in place: torch saved a reshaped view of it",
           "docs/autograd.md", "which the detach does not reach", _detached_matmul_operand),
-    Known("gradients of eig (eigh) where eigenvalues repeat up to rounding",
+    Known("gradients of eig (eigh, svd) where eigenvalues (singular values) repeat up to rounding",
           "docs/numerics.md", "up to rounding divide by their", _repeated_spectrum),
+    Known("det's gradient at an exactly singular matrix: the adjugate, zeros in torch's plain "
+          "backward", "docs/numerics.md", "torch's plain backward solves for",
+          _det_gradient_at_a_singular_matrix),
+    Known("a derivative infinite at 0 of an entry a LAPACK routine left 0 on one side only",
+          "docs/numerics.md", "infinite at 0 (`gammaincc(a, x)`", _infinite_slope_at_a_lapack_zero),
     Known("eig's eigenvectors of a repeated eigenvalue: any basis of its eigenspace",
           "docs/numerics.md", "basis of its eigenspace (not an orthogonal one)",
           _eigenvectors_of_a_repeated_eigenvalue),

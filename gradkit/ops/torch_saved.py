@@ -10,6 +10,7 @@ import math
 
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
+from gradkit.autograd.graph import FREED_MESSAGE
 from gradkit.autograd.saved_names import declare_saved_names, saved_entry
 from gradkit.ops.activations import logsigmoid
 from gradkit.ops.activations_gated import _rrelu_in_place, _rrelu_with_noise
@@ -240,7 +241,10 @@ _forms(convolution, stride=lambda node: tuple(node.params["geometry"][3]),
 
 
 def _index_key(node) -> tuple | None:
-    """torch's ``indices``: one entry per indexed dim, a tensor or None (a full slice)."""
+    """torch's ``indices``: one entry per indexed dim, a tensor or None (a full slice); freed
+    by backward as torch's SavedVariables."""
+    if node.saved is None:
+        raise RuntimeError(FREED_MESSAGE)
     key = node.params["key"]
     key = key if isinstance(key, tuple) else (key,)
     return tuple(_as_tensor(k) if hasattr(k, "ndim") else None for k in key)
@@ -256,7 +260,8 @@ def _index_reduce_index(node):
 
 
 _forms(_index_reduce, index=_index_reduce_index)
-_forms(_index, indices=_index_key)
+# (the input's size stays readable after backward: the node's record of it)
+_forms(_index, indices=_index_key, self_sym_sizes=lambda node: _shape(node, 0, 0))
 _forms(index_put_key, indices=_index_key, accumulate=_constant(False))
 _forms(index_put_add, indices=_index_key, accumulate=_constant(True))
 _forms(_layer_norm, normalized_shape=lambda node: tuple(

@@ -115,8 +115,16 @@ def _belongs_to(value, module) -> bool:
         return True
     name = getattr(value, "__name__", None)
     exported = [vars(api).get(name) for api in (gradkit, gradkit.autograd, gradkit.autograd.graph)]
-    # gradkit.zeros_like is the function itself or its NumPy-names wrapper (ops/keywords.py)
-    return not any(value is e or value is getattr(e, "__wrapped__", None) for e in exported)
+    # gradkit.zeros_like is the function itself or wraps it (ops/keywords.py's NumPy names,
+    # the profiler's creation events), maybe twice over
+    return not any(value is layer for e in exported for layer in _layers(e))
+
+
+def _layers(function):
+    """``function`` and each function it wraps (``__wrapped__``), outermost first."""
+    while function is not None:
+        yield function
+        function = getattr(function, "__wrapped__", None)
 
 
 def split(torch_name: str) -> tuple[list[str], list[str]]:

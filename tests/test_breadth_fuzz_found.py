@@ -463,3 +463,25 @@ def test_infinite_slope_at_a_lapack_zero_is_known():
     problems, known = diff_program(program)
     assert problems and all(p.startswith("grads") for p in problems)
     assert known.startswith("a derivative infinite at 0 of an entry a LAPACK routine")
+
+
+@pytest.mark.parametrize("name", ["addmm", "addbmm", "baddbmm", "addmv", "addr"])
+@pytest.mark.parametrize("shape, inner", [((2, 2), 0), ((0, 0), 0), ((0, 2), 0), ((2, 0), 0),
+                                          ((2, 2), 3)])
+@pytest.mark.parametrize("beta", [0.5, 1.0, 0.0, 2])
+def test_integer_scaled_sum_of_nothing_refuses_a_float_beta_only_with_elements(
+        name, shape, inner, beta):
+    """torch's ``result.mul_(beta)`` of an integer product summing nothing refuses a float beta
+    only where the result has elements (breadth seed 1075193: an empty addmm computes)."""
+    def program(m):
+        x = m.zeros(shape, dtype=m.int64)
+        a, b = m.zeros(shape[0], inner, dtype=m.int64), m.zeros(inner, shape[1], dtype=m.int64)
+        rows, columns = m.zeros(shape[0], dtype=m.int64), m.zeros(shape[1], dtype=m.int64)
+        return tuple({
+            "addmm": lambda: m.addmm(x, a, b, beta=beta, alpha=2.5),
+            "addbmm": lambda: m.addbmm(x, a[None], b[None], beta=beta, alpha=2.5),
+            "baddbmm": lambda: m.baddbmm(x[None], a[None], b[None], beta=beta, alpha=2.5),
+            "addmv": lambda: m.addmv(rows, a, m.zeros(inner, dtype=m.int64), beta=beta,
+                                     alpha=2.5),
+            "addr": lambda: m.addr(x, rows, columns, beta=beta, alpha=2.5)}[name]().shape)
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

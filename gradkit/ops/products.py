@@ -59,8 +59,9 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
         if isinstance(value, complex) and dtype.kind != "c":
             raise RuntimeError(f"value cannot be converted to type {c_type_name(product)} "
                                "without overflow")
-    if empty and kernel != "addmv_impl_cpu" and isinstance(beta, float) and beta != 0:
-        _check_scalar_fits(beta, dtype)  # torch's result.mul_(beta) of nothing summed
+    if empty and product.size and kernel != "addmv_impl_cpu" and isinstance(beta, float) and \
+            beta != 0:  # torch's result.mul_(beta) of nothing summed (of no element: no check)
+        _check_scalar_fits(beta, dtype)
     if dtype.kind in "iu":
         beta, alpha = int(beta), int(alpha)
     scaled_x = x if beta == 1 else x * as_dtype(xp, beta, dtype)

@@ -49,10 +49,15 @@ def _copysign_ratio(x, result):
     return where(x == 0, 0.0, result / x)
 
 
-# y's zeros read the result: torch's CopysignBackward0 keeps it for either input, so a write
-# into it refuses backward when only y needs a gradient
-copysign.defvjp(lambda g, x, result: g * _copysign_ratio(x, result),
-                lambda g, x, result: zeros_like(result))
+def _sign_source_grad(g, x, result):
+    """y's gradient: zero in g's shape (a batched g has its batch dim). It reads ``result``
+    so the node keeps it, as torch's CopysignBackward0 does for either input: a write into
+    the result then refuses backward when only y needs a gradient."""
+    _ = result
+    return zeros_like(g)
+
+
+copysign.defvjp(lambda g, x, result: g * _copysign_ratio(x, result), _sign_source_grad)
 copysign.defjvp(lambda t, x, result: t * _copysign_ratio(x, result),
                 lambda t, x, result: zeros_like(t))
 copysign.node_name_rule = lambda params, inputs: (

@@ -485,3 +485,21 @@ def test_integer_scaled_sum_of_nothing_refuses_a_float_beta_only_with_elements(
                                      alpha=2.5),
             "addr": lambda: m.addr(x, rows, columns, beta=beta, alpha=2.5)}[name]().shape)
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
+def test_soft_margin_loss_of_a_complex_input_has_no_derivative(requires_grad, dtype):
+    """torch computes a complex soft_margin_loss but refuses to record it (its derivative formula
+    is real only): breadth seed 1080348 (a polar input) computed and recorded."""
+    def program(m):
+        x = m.tensor([1 + 1j if "complex" in dtype else 0.5, -2.0],
+                     dtype=getattr(m, dtype), requires_grad=requires_grad)
+        out = m.nn.functional.soft_margin_loss(x, m.tensor([1.0, -1.0]), reduction="none")
+        return [*out.detach().tolist(), out.requires_grad]
+    ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert ours[0] == theirs[0]
+    if ours[0] == "ok":  # libm's and torch's exp round apart in the last bit
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
+    else:
+        assert ours == theirs

@@ -503,3 +503,11 @@ def test_soft_margin_loss_of_a_complex_input_has_no_derivative(requires_grad, dt
         np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6)
     else:
         assert ours == theirs
+
+
+def test_a_backward_error_after_eig_of_a_repeated_eigenvalue_is_known():
+    """eig of a constant 3 x 3 matrix plus 2 I: its eigenvectors of the repeated eigenvalue 2
+    differ (any basis of the eigenspace), so do the gradients flowing back; gradkit's reach an
+    earlier svd whose phase check refuses them (breadth seed 1086692: torch computed)."""
+    problems, known = diff_program(generate(RandomDrawer(1086692), "breadth"))
+    assert problems and known.startswith("eig's eigenvectors of a repeated eigenvalue")

@@ -511,3 +511,14 @@ def test_a_backward_error_after_eig_of_a_repeated_eigenvalue_is_known():
     earlier svd whose phase check refuses them (breadth seed 1086692: torch computed)."""
     problems, known = diff_program(generate(RandomDrawer(1086692), "breadth"))
     assert problems and known.startswith("eig's eigenvectors of a repeated eigenvalue")
+
+
+def test_xlog1py_of_a_number_keeps_sgns_zero_tensor():
+    """abs(xlog1py(inf, |x|))'s second derivative: torch's SpecialXlog1PyBackward1 keeps the zero
+    tensor of sgn's backward zero (-inf, from the other term), gradkit multiplied it by inf: NaN
+    (breadth seed 1099941)."""
+    def second(m):
+        x = m.tensor(0.7, dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad(m.special.xlog1py(math.inf, x.abs()).abs(), x, create_graph=True)
+        return m.autograd.grad(g, x)[0].item()
+    assert second(gradkit) == second(torch) == -math.inf

@@ -522,3 +522,14 @@ def test_xlog1py_of_a_number_keeps_sgns_zero_tensor():
         g, = m.autograd.grad(m.special.xlog1py(math.inf, x.abs()).abs(), x, create_graph=True)
         return m.autograd.grad(g, x)[0].item()
     assert second(gradkit) == second(torch) == -math.inf
+
+
+def test_a_later_error_after_an_empty_pixel_unshuffle_is_known():
+    """pixel_unshuffle of a (0, 1, 2, 2) tensor: (0, 4, 1, 1) in gradkit, torch's input shape;
+    a zeta broadcasting it with a (0,) tensor then computes here and raises in torch (breadth
+    seed 1097530)."""
+    def shape(m):
+        return tuple(m.nn.functional.pixel_unshuffle(m.zeros(0, 1, 2, 2), 2).shape)
+    assert shape(gradkit) == (0, 4, 1, 1) and shape(torch) == (0, 1, 2, 2)
+    problems, known = diff_program(generate(RandomDrawer(1097530), "breadth"))
+    assert problems and known.startswith("pixel_(un)shuffle of an empty tensor")

@@ -533,3 +533,22 @@ def test_a_later_error_after_an_empty_pixel_unshuffle_is_known():
     assert shape(gradkit) == (0, 4, 1, 1) and shape(torch) == (0, 1, 2, 2)
     problems, known = diff_program(generate(RandomDrawer(1097530), "breadth"))
     assert problems and known.startswith("pixel_(un)shuffle of an empty tensor")
+
+
+@pytest.mark.parametrize("written", ["input", "input2", "input3", "result"])
+def test_ormqr_saves_its_inputs_and_result_as_torch(written):
+    """torch's OrmqrBackward0 saves self, input2, input3 and its result: a write into any of them
+    before backward is refused (breadth seed 1094093: a write into the right-hand side's base,
+    gradkit computed)."""
+    def program(m):
+        a, tau = m.geqrf(m.tensor([[3.0, 1.0], [1.0, 2.0]], dtype=m.float64))
+        a, tau = a.requires_grad_() * 1, tau.requires_grad_() * 1
+        base = m.tensor([1.0, -2.0], dtype=m.float64, requires_grad=True) * 1
+        out = m.ormqr(a, tau, base.view(2, 1), left=True, transpose=True)
+        assert out.grad_fn._saved_left is True and out.grad_fn._saved_transpose is True
+        {"input": a, "input2": tau, "input3": base, "result": out}[written].mul_(2)
+        out.sum().backward()
+        return out
+    ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert ours[0] == theirs[0] == "RuntimeError"
+    assert ours[1].split(":")[0] == theirs[1].split(":")[0]

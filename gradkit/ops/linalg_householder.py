@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 
+from functools import partial
+
 import numpy as np
 
 from gradkit import return_types
@@ -14,6 +16,7 @@ from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import mH
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import ones_like, zeros_like
 from gradkit.ops.reduction import sum
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -230,22 +233,19 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,  # n
     (input, input2), op(Q) = Q^H with ``transpose``: the full Q from householder_product of the
     reflectors padded to m columns, so the gradient is that product's."""
     _check_ormqr(input, input2, input3, left)
+    # one node, as torch's OrmqrBackward0: it saves all three inputs and the result, so a
+    # write into any of them before backward is refused
+    return one_node("OrmqrBackward0", partial(_ormqr_product, left=left, transpose=transpose),
+                    (input, input2, input3), {"self": 0, "input2": 1, "input3": 2,
+                                              "result": "result"},
+                    {"left": left, "transpose": transpose})
+
+
+def _ormqr_product(input, input2, input3, left: bool, transpose: bool) -> Tensor:
     m, k = input.shape[-2], input2.shape[-1]
     reflectors = input[..., :k]
     if k < m:  # zero columns, without a graph (input may have no column to take them from)
         reflectors = cat([reflectors, input.new_zeros((*input.shape[:-1], m - k))], -1)
     q = householder_product(reflectors, input2)
     q = mH(q) if transpose else q
-    return _ormqr_result(matmul(q, input3) if left else matmul(input3, q))
-
-
-@op(save="result", linear=True, node_name="OrmqrBackward0")
-def _ormqr_result(xp, x):
-    """ormqr's product as a node of its own that saves it, as torch's OrmqrBackward0 saves its
-    result: a write into the result before backward is refused, as torch's."""
-    return x.copy()
-
-
-# one rule for all inputs: the saved result is kept (a per-input rule that ignores it is not)
-_ormqr_result.defvjp_all(lambda g, result: (g,))
-_ormqr_result.defjvp(lambda t, result: t)
+    return matmul(q, input3) if left else matmul(input3, q)

@@ -552,3 +552,24 @@ def test_ormqr_saves_its_inputs_and_result_as_torch(written):
     ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
     assert ours[0] == theirs[0] == "RuntimeError"
     assert ours[1].split(":")[0] == theirs[1].split(":")[0]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("mode, shape", [("linear", (1, 1, 6)), ("bilinear", (1, 1, 2, 3)),
+                                         ("trilinear", (1, 1, 1, 2, 3))])
+@pytest.mark.parametrize("align_corners", [True, False])
+@pytest.mark.parametrize("resize", ["same", "last_grows", "scale_one"])
+def test_linear_interpolation_of_a_dim_kept_its_size_as_torch(dtype, mode, shape, align_corners,
+                                                              resize):
+    """torch's linear kernels blend a dim whose size is kept from each element twice, weighted
+    1 and 0: an inf or NaN entry gives NaN there only (breadth seed 1127505: gradkit blended its
+    neighbours); the backward with an infinite gradient likewise."""
+    def program(m):
+        x = m.tensor([1.0, math.inf, 3.0, 4.0, 5.0, -math.nan], dtype=getattr(m, dtype))
+        x = x.reshape(shape).requires_grad_()
+        size = {"same": shape[2:], "last_grows": shape[2:-1] + (4,), "scale_one": None}[resize]
+        y = m.nn.functional.interpolate(x, size=size, scale_factor=1.0 if size is None else None,
+                                        mode=mode, align_corners=align_corners)
+        y.backward(m.full_like(y, math.inf))
+        return [*y.detach().flatten().tolist(), *x.grad.flatten().tolist()]
+    np.testing.assert_array_equal(np.array(program(gradkit)), np.array(program(torch)))

@@ -573,3 +573,19 @@ def test_linear_interpolation_of_a_dim_kept_its_size_as_torch(dtype, mode, shape
         y.backward(m.full_like(y, math.inf))
         return [*y.detach().flatten().tolist(), *x.grad.flatten().tolist()]
     np.testing.assert_array_equal(np.array(program(gradkit)), np.array(program(torch)))
+
+
+@pytest.mark.parametrize("shape, stride", [((0, 2), (1, 1)), ((2, 0), (1, 1)), ((0,), (1,)),
+                                           ((1,), (1,)), ((2, 2), (0, 1))])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_as_strided_backward_of_an_empty_view_is_off_the_graph(shape, stride, in_place):
+    """torch's as_strided_backward gives new zeros for an empty output, off the graph of the
+    incoming gradient: an adaptive max pool of such a view had a second derivative here, NaN,
+    where torch's had none (breadth seed 1119326)."""
+    def program(m):
+        x = m.tensor([2.0, 3.0], dtype=m.float64, requires_grad=True)
+        y = (x * 1).as_strided_(shape, stride) if in_place else x.as_strided(shape, stride)
+        go = m.ones(shape, dtype=m.float64, requires_grad=True)
+        g, = m.autograd.grad(y, x, go, create_graph=True)
+        return [*g.tolist(), g.requires_grad]
+    assert program(gradkit) == program(torch)

@@ -177,8 +177,16 @@ def _as_strided(xp, x, *, size, stride, storage_offset, source):
     return strided_array(x, size, stride, storage_offset)
 
 
-_as_strided.defvjp(lambda g, size, stride, storage_offset, source:
-                   through_storage(g, (size, stride, storage_offset), source, source))
+def _as_strided_vjp(g, size, stride, storage_offset, source):
+    if 0 in size:  # torch's as_strided_backward: new zeros, off the graph of g
+        data = getattr(g, "_data", g)
+        batch = data.shape[:data.ndim - len(size)]  # a batched backward's leading dims
+        zeros = get_array_module(data).zeros(batch + tuple(source[0]), data.dtype)
+        return zeros if data is g else Tensor._make(zeros)
+    return through_storage(g, (size, stride, storage_offset), source, source)
+
+
+_as_strided.defvjp(_as_strided_vjp)
 _as_strided.defjvp(lambda t, size, stride, storage_offset, source:
                    through_storage(t, source, (size, stride, storage_offset), source))
 _as_strided.name, _as_strided.profiler_name = "as_strided", "gradkit::as_strided"

@@ -607,3 +607,24 @@ def test_huber_and_smooth_l1_second_derivative_at_nan_and_the_edges_as_torch(los
                   *m.autograd.grad(gt.sum(), (x, t))]
         return [str(v) for part in (gx, gt, *second) for v in part.tolist()]
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("norm", ["layer_norm", "group_norm", "native_layer_norm_mean",
+                                  "native_group_norm_mean"])
+def test_layer_and_group_norm_of_equal_values_are_exactly_zero_as_torch(dtype, norm):
+    """torch's layer and group norm kernels take a Welford mean, exact for equal values: their
+    normalized values are 0, where NumPy's mean left -7.9e-17 (breadth seed 1133466: x / x of
+    it was 1 here, NaN in torch)."""
+    def program(m):
+        x = m.full((2, 3), -0.99882966, dtype=getattr(m, dtype))
+        x[1] = m.tensor([1.0, 2.0, 3.5])
+        return {"layer_norm": lambda: m.nn.functional.layer_norm(x, (3,)),
+                "group_norm": lambda: m.nn.functional.group_norm(x.reshape(2, 3, 1), 1),
+                "native_layer_norm_mean": lambda: m.native_layer_norm(x, (3,), None, None,
+                                                                      1e-5)[1],
+                "native_group_norm_mean": lambda: m.native_group_norm(
+                    x.reshape(2, 3, 1), None, None, 2, 3, 1, 1, 1e-5)[1]}[norm]().flatten()
+    ours, theirs = program(gradkit).numpy(), program(torch).numpy()
+    assert (ours[:3] == theirs[:3]).all()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)

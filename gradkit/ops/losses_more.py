@@ -78,6 +78,7 @@ def _clipped(xp, x, width=1.0):
 
 # torch's smooth_l1/huber double backward: grad * (|d| < width), 0 at NaN (hardtanh's is 1)
 _clipped.defvjp(lambda g, x, width: g * (abs(x) < width))
+_clipped.defjvp(lambda t, x, width: t * (abs(x) < width))
 
 
 # torch's kernels: 0.5 d^2 / beta below beta, d - beta / 2 above; slope d / beta clipped to 1

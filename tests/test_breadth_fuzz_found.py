@@ -628,3 +628,18 @@ def test_layer_and_group_norm_of_equal_values_are_exactly_zero_as_torch(dtype, n
     ours, theirs = program(gradkit).numpy(), program(torch).numpy()
     assert (ours[:3] == theirs[:3]).all()
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtypes", [("int64", "float32"), ("bool", "float32"), ("int32", "float16"),
+                                    ("uint8", "float64"), ("float64", "float32"),
+                                    ("float32", "float64")])
+def test_smooth_l1_loss_promotes_as_torch(dtypes):
+    """smooth_l1_loss of an int64 input and a float32 target is float32 in torch; NumPy's
+    promotion made it float64 here (breadth seed 1153012)."""
+    def program(m):
+        x = m.tensor([[1], [2]], dtype=getattr(m, dtypes[0]))
+        t = m.tensor([0.5], dtype=getattr(m, dtypes[1]), requires_grad=True)
+        out = m.nn.functional.smooth_l1_loss(x, t)
+        out.backward()
+        return str(out.dtype).split(".")[-1], out.item(), str(t.grad.dtype).split(".")[-1]
+    assert program(gradkit) == program(torch)

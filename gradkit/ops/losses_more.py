@@ -47,8 +47,12 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
     ``in_input_dtype``: torch's kernel writes in input's dtype, and its backward refuses a
     target of another dtype."""
     def forward(xp, x, y, reduction="mean", width=1.0):
+        written = x.dtype
+        if x.dtype != y.dtype:  # torch's promotion (int64 with float32 is float32)
+            dtype = result_type(x, y)
+            x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
         loss = terms(xp, xp.abs(x - y), width)
-        return reduce_array(xp, loss.astype(x.dtype) if in_input_dtype else loss, reduction)
+        return reduce_array(xp, loss.astype(written) if in_input_dtype else loss, reduction)
     forward.__name__ = name
     loss = op(save=("x", "y"), node_name=name.title().replace("_", "") + "Backward0")(forward)
 

@@ -62,7 +62,7 @@ class Op:
     no_complex_grad: str | None = None
     # fn(args, kwargs) -> (args, kwargs) in the current signature, for torch's deprecated
     # overloads taking a number before tensors (``x.add_(-lr, grad)``), or None
-    legacy_positionals = None
+    _legacy_positionals = None
     # its method takes an int list as separate ints (``x.squeeze(0, 1)``: torch's int[] dim)
     method_varargs = False
     # torch's "invalid combination" for more positionals than it takes (another signature)
@@ -141,7 +141,17 @@ class Op:
         self._numbers = hook  # int_first: the first parameter if a bare int for it binds as
         first = self.param_names[0] if self.param_names else None  # itself (x.squeeze(0))
         self.int_first = None if first is None or first in TENSOR_KEYWORDS or \
-            first in SPECIAL_KEYWORDS or hook is not None and not passes_int(hook, first) else first
+            first in SPECIAL_KEYWORDS or hook is not None and not passes_int(hook, first) or \
+            self._legacy_positionals is not None or not self.positional_limit else first
+
+    @property
+    def legacy_positionals(self):
+        return self._legacy_positionals
+
+    @legacy_positionals.setter
+    def legacy_positionals(self, reader) -> None:
+        self._legacy_positionals = reader
+        self.numbers = self._numbers  # int_first again
 
     @property
     def node_name(self) -> str:
@@ -238,15 +248,16 @@ class Op:
     def __call__(self, *args, **kwargs):
         n = self.n_inputs
         if kwargs or len(args) != n:  # not the common call (its inputs alone): bind them
-            if not kwargs and len(args) == n + 1 and type(args[n]) is int and \
-                    self.int_first is not None and self.legacy_positionals is None and \
-                    self.positional_limit:  # x.squeeze(0): as the lines below bind it
+            if not kwargs and len(args) == n + 1 and self.int_first is not None and \
+                    (type(args[n]) is int or self._numbers is None):
+                # x.squeeze(0), or any one value of an op without a hook (expand's sizes):
+                # as the lines below bind it
                 kwargs, args = {self.int_first: args[n]}, args[:n]
             else:
                 extra = 0
                 if n >= 0 and len(args) > n:  # extra positionals: parameters, in order
-                    if self.legacy_positionals is not None:
-                        args, kwargs = self.legacy_positionals(args, kwargs)
+                    if self._legacy_positionals is not None:
+                        args, kwargs = self._legacy_positionals(args, kwargs)
                     extra = len(args) - n
                     if extra > self.positional_limit:
                         raise self._too_many_positionals(args, kwargs)
@@ -269,17 +280,18 @@ class Op:
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         try:
             return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
-        except TypeError:  # a required parameter not given: torch's parser's words
-            missing = self._missing_parameters(kwargs)
-            if missing:
-                raise missing_arguments(self.name, missing) from None
-            raise
+        except TypeError as error:  # a required parameter not given: torch's parser's words
+            worded = self.parser_error(error, kwargs)
+            if worded is error:
+                raise
+            raise worded from None
 
-    def _missing_parameters(self, kwargs: dict) -> tuple:
-        """The required parameters from the first one not in ``kwargs`` on (torch's list)."""
+    def parser_error(self, error: TypeError, kwargs: dict) -> TypeError:
+        """torch's error for a call with parameters ``kwargs`` that raised ``error``: the
+        required parameters from the first one not given on, if any, else ``error``."""
         names = [p for p in self.param_names if p not in self.defaults]
         first = next((i for i, p in enumerate(names) if p not in kwargs), len(names))
-        return tuple(names[first:])
+        return missing_arguments(self.name, tuple(names[first:])) if names[first:] else error
 
     def keyword_only(self, *names: str, overloaded: bool = False, required: bool = False):
         """Declare that torch takes the parameters ``names`` (the last ones declared) only by
@@ -287,6 +299,7 @@ class Op:
         torch's error is then its "invalid combination"; ``required``: they are required in
         one of torch's signatures (round's decimals), which its count reports."""
         self.positional_limit = min(self.param_names.index(name) for name in names)
+        self.numbers = self._numbers  # int_first again
         self.positionals_overloaded = overloaded
         self.required_keywords = len(names) if required else 0
         return self

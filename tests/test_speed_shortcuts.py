@@ -98,25 +98,35 @@ def _outcome(function, *args):
             for o in outs]
 
 
-def test_an_int_parameter_binds_alike_on_the_lane_and_the_general_lines(monkeypatch):
-    ops = _ops_with_an_int_lane()
-    names = {op.name for op in ops}
-    assert {"squeeze", "unsqueeze", "sum", "transpose", "select", "softmax"} <= names
+def binds_alike(ops, calls, lane: str, monkeypatch) -> int:
+    """Each op of one or two inputs called with each of ``calls`` (its extra positionals),
+    function and method forms, gives the same outcome on its lane and with the ``lane``
+    attribute switched off (the general binding); how many ops were checked."""
     x = gradkit.tensor(RNG.standard_normal((3, 1, 4)), requires_grad=True)
     checked = 0
     for op in ops:
         if op.n_inputs not in (1, 2):
             continue
         inputs = (x,) * op.n_inputs
-        for k in (0, 1, -1, 7):  # 7: an out-of-range dim (an error on both lines)
-            method = getattr(x, op.name, None)
-            lane = _outcome(op, *inputs, k), method and _outcome(method, *inputs[1:], k)
+        method = getattr(x, op.name, None)
+        for extra in calls:
+            on_lane = _outcome(op, *inputs, *extra), \
+                method and _outcome(method, *inputs[1:], *extra)
             with monkeypatch.context() as patch:
-                patch.setattr(op, "int_first", None)  # the general binding
-                general = _outcome(op, *inputs, k), method and _outcome(method, *inputs[1:], k)
-            assert lane == general, (op.name, k)
+                patch.setattr(op, lane, None)  # the general binding
+                general = _outcome(op, *inputs, *extra), \
+                    method and _outcome(method, *inputs[1:], *extra)
+            assert on_lane == general, (op.name, extra)
         checked += 1
-    assert checked > 40
+    return checked
+
+
+def test_an_int_parameter_binds_alike_on_the_lane_and_the_general_lines(monkeypatch):
+    ops = _ops_with_an_int_lane()
+    names = {op.name for op in ops}
+    assert {"squeeze", "unsqueeze", "sum", "transpose", "select", "softmax"} <= names
+    # 7: an out-of-range dim (an error on both lines)
+    assert binds_alike(ops, [(0,), (1,), (-1,), (7,)], "int_first", monkeypatch) > 40
 
 
 def test_the_lane_is_taken_only_for_a_bare_int(monkeypatch):

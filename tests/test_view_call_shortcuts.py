@@ -13,7 +13,7 @@ from gradkit.ops import _dispatch_hot, expand_view
 from gradkit.ops._op import Op
 from gradkit.ops.shape import expand, unsqueeze
 from gradkit.storage_owner import storage_of
-from tests.test_speed_shortcuts import _ops_with_an_int_lane, _outcome
+from tests.test_speed_shortcuts import _ops_with_an_int_lane, binds_alike
 
 RNG = np.random.default_rng(0)
 
@@ -150,17 +150,9 @@ def _ops_binding_any_value():
 
 def test_one_value_binds_alike_on_the_lane_and_the_general_lines(monkeypatch):
     ops = _ops_binding_any_value()
-    assert expand in ops and len(ops) > 5
-    x = gradkit.tensor(RNG.standard_normal((3, 1, 4)), requires_grad=True)
-    for op in ops:
-        if op.n_inputs not in (1, 2):
-            continue
-        inputs = (x,) * op.n_inputs
-        for value in ((2, 3, 1, 4), [3, 5, 4], None, 1.5, x, "a"):
-            lane = _outcome(op, *inputs, value)
-            with monkeypatch.context() as patch:
-                patch.setattr(op, "int_first", None)  # the general binding
-                assert _outcome(op, *inputs, value) == lane, (op.name, value)
+    assert expand in ops
+    values = [((2, 3, 1, 4),), ([3, 5, 4],), (None,), (1.5,), ("a",), (gradkit.tensor(2),)]
+    assert binds_alike(ops, values, "int_first", monkeypatch) > 5
 
 
 def test_the_shape_only_save_is_the_general_saves(monkeypatch):
@@ -207,3 +199,43 @@ def test_a_methods_int_lane_words_torchs_errors():
                                              r"range of \[-3, 2\], but got 3\)"):
             x.unsqueeze(3)
         assert x.unsqueeze(-1).shape == (2, 3, 1) and x.squeeze(0).shape == (2, 3)
+
+
+def test_sizes_numpy_cannot_make_are_refused_in_words():
+    """Known (docs/torch_expectations.md): torch makes ``ones(1, 1).expand(0, -2)`` (numel 0,
+    a size -2) and ``ones(1).expand(2**62)`` (no memory: stride 0); NumPy has no negative
+    dims and refuses arrays over 2**63 bytes, so gradkit raises, saying why."""
+    torch = pytest.importorskip("torch")
+    assert tuple(torch.ones(1, 1).expand(0, -2).shape) == (0, -2)
+    assert tuple(torch.ones(1).expand(2 ** 62).shape) == (2 ** 62,)
+    with pytest.raises(RuntimeError, match=r"expand: negative size in \[0, -2\]"):
+        gradkit.ones(1, 1).expand(0, -2)
+    with pytest.raises(RuntimeError, match="array is too big"):
+        gradkit.ones(1).expand(2 ** 62)
+
+
+def test_two_ints_bind_alike_on_the_lane_and_the_general_lines(monkeypatch):
+    """``x.transpose(0, 1)``: two bare ints for an op's first two parameters, where its hook
+    leaves both unread, bind as the general lines bind them (values, dtypes, node names,
+    errors), function and method forms."""
+    ops = [op for op in _ops_with_an_int_lane() if op.int_second is not None]
+    assert {"transpose", "select", "narrow", "diagonal", "topk", "roll"} <= {o.name for o in ops}
+    pairs = [(0, 1), (1, 0), (-1, 0), (0, 7), (2, 2)]
+    assert binds_alike(ops, pairs, "int_second", monkeypatch) > 30
+
+
+def test_two_int_lane_results_are_torchs():
+    torch = pytest.importorskip("torch")
+    a = RNG.standard_normal((2, 3, 4))
+    results = []
+    for lib in (gradkit, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = x.transpose(0, 2).select(1, 2).narrow(0, 1, 2).diagonal(0, 0, 1)
+        y.sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__))
+        with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in "
+                                             r"range of \[-3, 2\], but got 3\)"):
+            x.transpose(0, 3)
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    assert results[0][2] == results[1][2]

@@ -30,7 +30,7 @@ from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import (
     KNOWN_ZERO_BY_INPUT, KNOWN_ZERO_BY_SHAPES, PASSES_KNOWN_ZERO, KnownZero, is_known_zero,
     known_zeros_by_input, known_zeros_for, plain)
-from gradkit.int_arguments import function_form, invalid_combination
+from gradkit.int_arguments import function_form
 from gradkit.numbers_hooks import passes_int
 from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
@@ -41,7 +41,7 @@ from gradkit.ops.result_layout import c_ordered, in_iterator_layout
 from gradkit.ops.keywords import (
     SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords, torch_keywords)
 from gradkit.ops.methods import register as register_method
-from gradkit.ops.missing_inputs import bind_inputs
+from gradkit.ops.missing_inputs import bind_inputs, too_many_positionals
 from gradkit.signature_errors import missing_arguments
 
 
@@ -143,6 +143,11 @@ class Op:
         self.int_first = None if first is None or first in TENSOR_KEYWORDS or \
             first in SPECIAL_KEYWORDS or hook is not None and not passes_int(hook, first) or \
             self._legacy_positionals is not None or not self.positional_limit else first
+        second = self.param_names[1] if len(self.param_names) > 1 else None  # and a second
+        self.int_second = None if self.int_first is None or second is None or \
+            second in TENSOR_KEYWORDS or second in SPECIAL_KEYWORDS or \
+            hook is not None and not passes_int(hook, second) or self.positional_limit < 2 \
+            else second  # (x.transpose(0, 1))
 
     @property
     def legacy_positionals(self):
@@ -253,6 +258,9 @@ class Op:
                 # x.squeeze(0), or any one value of an op without a hook (expand's sizes):
                 # as the lines below bind it
                 kwargs, args = {self.int_first: args[n]}, args[:n]
+            elif not kwargs and len(args) == n + 2 and self.int_second is not None and \
+                    type(args[n]) is int and type(args[n + 1]) is int:  # two bare ints
+                kwargs, args = {self.int_first: args[n], self.int_second: args[n + 1]}, args[:n]
             else:
                 extra = 0
                 if n >= 0 and len(args) > n:  # extra positionals: parameters, in order
@@ -260,7 +268,7 @@ class Op:
                         args, kwargs = self._legacy_positionals(args, kwargs)
                     extra = len(args) - n
                     if extra > self.positional_limit:
-                        raise self._too_many_positionals(args, kwargs)
+                        raise too_many_positionals(self, args, kwargs)
                     kwargs.update(zip(self.param_names, args[n:]))
                     args = args[:n]
                 if kwargs:
@@ -303,20 +311,6 @@ class Op:
         self.positionals_overloaded = overloaded
         self.required_keywords = len(names) if required else 0
         return self
-
-    def _too_many_positionals(self, args: tuple, kwargs: dict) -> TypeError:
-        """Python's TypeError for more positionals than the op's inputs and parameters (torch
-        refuses them; they were dropped)."""
-        if self.positionals_overloaded:
-            return invalid_combination(self.name, args, kwargs)
-        given = len(args)
-        positional = self.param_names[:self.positional_limit]
-        most = self.n_inputs + len(positional)
-        least = self.n_inputs + sum(name not in self.defaults for name in positional) + \
-            self.required_keywords
-        takes = (f"{most} positional argument{'' if most == 1 else 's'}" if least == most
-                 else f"from {least} to {most} positional arguments")
-        return TypeError(f"{self.name}() takes {takes} but {given} were given")
 
     def __repr__(self) -> str:
         return f"<gradkit op {self.name}>"

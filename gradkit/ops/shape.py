@@ -191,8 +191,9 @@ def expand(xp, x, *, sizes):
     if out is not None:
         return out
     geometry = expand_geometry(x.shape, x.strides, sizes)
-    if geometry is None:
-        raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x)))
+    if geometry is None:  # (torch makes a negative size where another is 0: NumPy cannot)
+        raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x)) or
+                           f"expand: negative size in {list(sizes)}")
     target, strides, repeats = geometry
     try:  # nothing repeated: a writable view, as in torch
         out = xp.broadcast_to(x, target) if repeats else x.reshape(target)

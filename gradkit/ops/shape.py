@@ -194,7 +194,7 @@ def expand(xp, x, *, sizes):
     if geometry is None:  # (torch makes a negative size where another is 0: NumPy cannot)
         raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x)) or
                            f"expand: negative size in {list(sizes)}")
-    target, strides, repeats = geometry
+    target, strides, repeats = tuple(geometry[0]), tuple(geometry[1]), geometry[2]
     try:  # nothing repeated: a writable view, as in torch
         out = xp.broadcast_to(x, target) if repeats else x.reshape(target)
     except ValueError as error:  # more elements than torch counts, or NumPy addresses

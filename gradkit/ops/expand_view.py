@@ -51,8 +51,8 @@ def expanded_view(x, sizes):
     target, steps, repeats = geometry
     try:
         out = _ndarray(target, x.dtype, x, 0, steps)
-    except ValueError:  # more bytes than NumPy addresses: the general lines' error
-        return None
+    except (ValueError, TypeError, BufferError):  # more bytes than NumPy addresses, a dtype
+        return None  # it exports no buffer of: the general lines decide
     if repeats:
         out.setflags(write=False)
     return out

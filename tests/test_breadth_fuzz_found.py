@@ -643,3 +643,11 @@ def test_smooth_l1_loss_promotes_as_torch(dtypes):
         out.backward()
         return str(out.dtype).split(".")[-1], out.item(), str(t.grad.dtype).split(".")[-1]
     assert program(gradkit) == program(torch)
+
+
+def test_take_along_dim_without_dim_of_a_transposed_input_is_known():
+    """torch's take_along_dim(dim=None) flattens with view(-1) and refuses a transposed input;
+    gradkit computes (a documented improvement the classifier now names: strided_breadth seed
+    33857)."""
+    problems, known = diff_program(generate(RandomDrawer(33857), "strided_breadth"))
+    assert problems and known.startswith("take_along_dim without dim of a non-contiguous")

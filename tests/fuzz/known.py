@@ -1308,6 +1308,15 @@ def _uses(program, op: str, **params) -> bool:
                for s in program.steps)
 
 
+def _take_along_flat_view(program, mine: Result, theirs: Result) -> bool:
+    """take_along_dim without dim: torch flattens with view(-1), which refuses a layout no
+    view flattens; gradkit reads the values (a deliberate improvement; strided_breadth seed
+    33857)."""
+    return (mine.error is None and theirs.error is not None
+            and "view size is not compatible" in theirs.message
+            and _uses(program, "b_take_along_flat"))
+
+
 def _cdist_double_backward(program, mine: Result, theirs: Result) -> bool:
     """torch has no derivative of its cdist (pdist) backward; gradkit's second derivative
     exists (everything before it must agree)."""
@@ -1809,6 +1818,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "operand while it writes", _in_place_reads_expanded_self),
     Known("x ** False has gradient 0 (torch's is 0 * x ** -1, NaN at 0)", "docs/numerics.md",
           "`x ** False` differentiates as `x ** 0`", _pow_by_false_backward),
+    Known("take_along_dim without dim of a non-contiguous input computes (torch's view(-1) "
+          "refuses)", "docs/torch_expectations.md", "its `view(-1)` refuses",
+          _take_along_flat_view),
     Known("pixel_(un)shuffle of an empty tensor has the op's shape (torch: the input's)",
           "docs/numerics.md", "input unchanged, whatever the factor", _empty_pixel_shuffle),
     Known("an in-place op between views differing in a one-element dim's stride runs",

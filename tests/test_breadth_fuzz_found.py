@@ -485,3 +485,189 @@ def test_integer_scaled_sum_of_nothing_refuses_a_float_beta_only_with_elements(
                                      alpha=2.5),
             "addr": lambda: m.addr(x, rows, columns, beta=beta, alpha=2.5)}[name]().shape)
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("row", [[0.58, -0.15, -math.inf], [0.58, math.inf, 0.1],
+                                 [math.inf, -math.inf, 0.2], [math.nan, 0.1, 0.2],
+                                 [0.5, 0.2, -0.1]])
+@pytest.mark.parametrize("target", [0, 2])
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("incoming", [-0.5, math.inf])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multi_margin_gradient_at_an_infinite_hinge(row, target, p, incoming, weighted):
+    """torch's kernel gives the target class minus the other slopes' sum, then multiplies
+    every slope by the incoming gradient (breadth seed 1077035: x = [0.58, -0.15, -inf],
+    target 2); gradkit subtracted ``mask * sum``, whose 0 * inf made the others NaN."""
+    def program(m):
+        x = m.tensor([row], dtype=m.float64, requires_grad=True)
+        weight = m.tensor([1.0, 2.0, 0.5], dtype=m.float64) if weighted else None
+        loss = m.nn.functional.multi_margin_loss(x, m.tensor([target]), p=p, weight=weight,
+                                                 reduction="none")
+        return m.autograd.grad(loss, x, m.full_like(loss, incoming))[0]
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+def test_multi_margin_seed_agrees():
+    program = Program("breadth", (Leaf((3,), "float64", True, True),), (
+        Step("n_multi_margin", (0,), {"labels": [2], "lists": [2, 0, -1], "p": 2,
+                                      "reduction": "none"}),), True, 1077035)
+    assert diff_program(program) == ([], None)
+
+
+@pytest.mark.parametrize("matrix, dtype", [
+    ([[math.inf, math.nan], [math.nan, math.inf]], "float64"),   # OpenBLAS: [[inf, 0], [0, inf]]
+    ([[math.inf, math.nan], [math.nan, math.inf]], "float32"),
+    ([[1.0, math.nan], [math.nan, 1.0]], "float64"), ([[4.0, 1.0, 0.0], [1.0, math.nan, 0.0],
+                                                        [0.0, 0.0, 1.0]], "float64"),
+    ([[1.0, 0.0], [0.0, math.inf]], "float64"), ([[1.0, math.inf], [math.inf, 1.0]], "float64"),
+    ([[math.inf, 0.0], [math.nan, math.inf]], "float64")])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("batched", [False, True])
+def test_cholesky_of_a_non_finite_matrix_fails_at_a_nan_pivot(matrix, dtype, upper, batched):
+    """torch's potrf fails at the NaN pivot of a matrix with a NaN in the triangle it reads, as
+    cholesky_ex's info says (breadth seed 1070435: cholesky_inverse of m m^T + I with an
+    infinite m); OpenBLAS's lost the NaN and gradkit computed. cholesky_ex(upper=True) read the
+    lower triangle for its info."""
+    def program(m, call):
+        a = m.tensor(matrix, dtype=getattr(m, dtype))
+        a = m.stack([m.eye(len(matrix), dtype=a.dtype), a]) if batched else a
+        if call == "cholesky":
+            return m.linalg.cholesky(a, upper=upper)
+        return m.linalg.cholesky_ex(a, upper=upper, check_errors=call == "checked")[0]
+    for call in ("cholesky", "checked", "ex"):
+        mine, theirs = (_outcome(lambda m=m, call=call: program(m, call))
+                        for m in (gradkit, torch))
+        assert mine[0] == theirs[0].lstrip("_") and (mine[0] != "LinAlgError" or
+                                                     mine[1] == theirs[1])
+        if mine[0] == "ok":
+            np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+@pytest.mark.parametrize("matrix", [[[1.0, 5.0], [0.1, 1.0]], [[1.0, 0.1], [5.0, 1.0]],
+                                    [[4.0, 2j], [7.0, -1.0]], [[4.0, 7.0], [2j, 1.0]]])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_ex_reads_the_triangle_it_factors(matrix, upper):
+    def program(m):
+        a = m.tensor(matrix, dtype=m.complex128 if isinstance(matrix[0][1], complex) or
+                     isinstance(matrix[1][0], complex) else m.float64)
+        factor, info = m.linalg.cholesky_ex(a, upper=upper)
+        return m.cat([factor.reshape(-1), info.reshape(1).to(factor.dtype)])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 0), (2, 1, 0), (1, 2, 0), (2, 4, 0, 3), (0, 2, 3)])
+@pytest.mark.parametrize("call", ["group_norm", "native_group_norm", "F.group_norm"])
+def test_group_norm_weight_gradient_of_an_empty_group(shape, call):
+    """torch's weight gradient is rstd * (sum(dy x) - sum(dy) mean) summed over the batch:
+    NaN for an empty group (its rstd is NaN), 0 for an empty batch (breadth seed 1067804)."""
+    def program(m):
+        x = m.zeros(shape, requires_grad=True)
+        weight = m.ones(shape[1], requires_grad=True)
+        bias = m.zeros(shape[1], requires_grad=True)
+        out = {"group_norm": lambda: m.group_norm(x, 1, weight, bias),
+               "F.group_norm": lambda: m.nn.functional.group_norm(x, 1, weight, bias),
+               "native_group_norm": lambda: m.native_group_norm(
+                   x, weight, bias, shape[0], shape[1], math.prod(shape[2:]), 1, 1e-5)[0]}[call]()
+        return m.cat([g.reshape(-1) for g in m.autograd.grad(out.sum(), (weight, bias))])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    np.testing.assert_array_equal(mine[1], theirs[1])
+    assert math.isnan(mine[1][0]) == (shape[0] > 0 and 0 in shape[2:])
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 0), (2, 3, 0), (0, 2, 3)])
+def test_native_norm_statistics_of_no_elements(shape):
+    """torch's kernels leave the mean of an empty group or row 0 (its rstd NaN)."""
+    def program(m):
+        x = m.zeros(shape)
+        _, mean, rstd = m.native_group_norm(x, None, None, shape[0], shape[1], shape[2], 1,
+                                            1e-5)
+        _, lmean, lrstd = m.native_layer_norm(x, shape[-1:], None, None, 1e-5)
+        return m.cat([t.reshape(-1) for t in (mean, rstd, lmean, lrstd)])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+def test_group_norm_seed_agrees():
+    program = Program("breadth", (Leaf((0,), "complex64", True), Leaf((), "complex64", True),
+                                  Leaf((0,), "float32", False)), (
+        Step("fb_aten_norm", (2, 1), {"kind": "native_group_norm", "affine": True,
+                                      "eps": 1e-05}),), False, 1067804)
+    assert diff_program(program) == ([], None)
+
+
+def test_topk_among_equal_values_is_known():
+    """Known difference (docs/api.md, "`topk` may pick other indices than gradkit among equal
+    values"; breadth seed 1061570): the top 3 of a column of four zeros are the first three
+    in gradkit (stable), others in torch, so the gradient goes elsewhere."""
+    def picked(m):
+        return m.topk(m.zeros(4, 1, dtype=m.float64), 3, dim=0).indices.reshape(-1).tolist()
+    assert picked(gradkit) == [0, 1, 2]
+    assert sorted(picked(torch)) != [0, 1, 2]
+    program = Program("breadth", (Leaf((3,), "float64", True, True),), (
+        Step("s_diagflat", (0,), {"offset": 1}),
+        Step("b_topk", (1,), {"dim": 0, "k": 3, "largest": True})), False, 1061570,
+        backward=True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("topk among equal values")
+    assert not diff_program(dataclasses.replace(program, steps=program.steps[:1]))[0]
+
+
+def test_cdist_double_backward_with_an_integer_tensor_torch_marks_is_known():
+    """Two Known differences in one program (breadth seed 1064727): ``int.gt_(x)`` requires
+    grad in torch (not in gradkit), and torch's cdist has no double backward; the cdist
+    entry now lets the integer flags differ."""
+    for m, flag in ((gradkit, False), (torch, True)):
+        x = m.tensor(0.07, dtype=m.float64, requires_grad=True)
+        assert m.tensor(4).gt_(x).requires_grad == flag
+    program = Program("breadth", (Leaf((), "float64", True), Leaf((), "int64", False)), (
+        Step("fb_compare_", (1, 0), {"name": "gt", "scalar": None}),
+        Step("s_cdist_self", (0,), {"p": 0.5})), True, 1064727)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("cdist's and pdist's second derivative exists")
+
+
+def test_complex_corrcoef_of_values_equal_but_for_rounding_is_known():
+    """Known difference (docs/numerics.md, "a variable whose values are equal but for
+    rounding"; breadth seed 1071948): complex64 values one ulp from torch's, upstream of a
+    corrcoef of three equal values: its variance is 5e-18 (corrcoef 1) or 0 (NaN) as the
+    values round; the classifier knew real values only."""
+    for value, expected in ((0.22297412 - 0.01567837j, 1), (0.1 + 0j, 1)):
+        for m in (gradkit, torch):
+            assert m.corrcoef(m.full((1, 3), value, dtype=m.complex64)).item() == expected
+    for m in (gradkit, torch):
+        assert math.isnan(m.corrcoef(m.full((1, 3), 0.1, dtype=m.float32)).item())
+    program = Program("breadth", (Leaf((), "complex64", True),), (
+        Step("l_tensorinv", (0,), {"n": 1}), Step("l_tensorinv", (1,), {"n": 1}),
+        Step("fft_fftn", (2,), {"s": (3,), "dim": (-2,), "norm": "ortho"}),
+        Step("e2_corrcoef", (3,), {})), True, 1071948, backward=True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("corrcoef of a variable equal but for rounding")
+
+
+def test_single_precision_matrix_exp_gradient_of_a_large_norm_is_known():
+    """Known difference (docs/numerics.md, "amplify each algorithm's"; breadth seed 1064464):
+    matrix_exp's complex64 gradient for an incoming gradient G ~ 3e4 is a relative |G| * eps
+    from the complex128 one in both libraries (gradkit's the nearer here), so they are 1e-3
+    apart; the classifier allowed 1e-5 (float64's G ~ 1e10)."""
+    a = np.array([[0.8165438 + 0.55747545j]])
+
+    def gradient(m, dtype):
+        x = m.tensor(a, dtype=dtype, requires_grad=True)
+        loss = (m.linalg.matrix_exp(x) * (2.7e4 * (0.3 - 0.7j))).real.sum()
+        return complex(m.autograd.grad(loss, x)[0].item())
+    truth = gradient(torch, torch.complex128)
+    assert truth == pytest.approx(2.7e4 * (0.3 + 0.7j) * np.exp(a.conj()).item(), rel=1e-12)
+    mine, theirs = gradient(gradkit, gradkit.complex64), gradient(torch, torch.complex64)
+    assert abs(mine - truth) < abs(theirs - truth) < 2e-3 * abs(truth)
+    assert abs(mine - theirs) > 1e-5 * abs(truth)
+    program = Program("breadth", (Leaf((1,), "complex64", True),), (
+        Step("l_matrix_exp", (0,), {"n": 1}), Step("b_searchsorted", (0,), {}),
+        Step("b_scatter_add", (2,), {"dim": -1, "index": [0, 0]}), Step("b_polar", (3, 3), {}),
+        Step("fb_convolution", (4, 4), {"shape": (1, 1, 1), "kernel": 1, "stride": 1,
+                                        "padding": 1, "transposed": False, "bias": True}),
+        Step("e2_float_power", (1, 5), {})), True, 1064464)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known.startswith("matrix_exp's gradient for a large incoming gradient")

@@ -161,7 +161,9 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 
 def _statistics(x: Tensor, dims: tuple, eps: float, shape: tuple) -> tuple[Tensor, Tensor]:
     """(mean, 1/sqrt(biased variance + eps)) of ``x`` over ``dims``, reshaped to ``shape``."""
-    mean = x.mean(dims, keepdim=True)
+    # torch's kernels leave the mean of no elements 0 (the variance is NaN)
+    mean = x.mean(dims, keepdim=True) if np.prod([x.shape[d] for d in dims]) else \
+        x.sum(dims, keepdim=True)
     rstd = (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
     return mean.reshape(shape), rstd.reshape(shape)
 

@@ -249,14 +249,22 @@ def _in_input_dtype(xp, out, x):
 
 @op(save=("x", "target", "weight"), node_name="NotImplemented")
 def _multi_margin_backward(xp, g, x, target, weight, p=1, margin=1.0, reduction="mean"):
-    margins, active, scale = _multi_margin_terms(xp, x, target, weight, p, margin)
-    per_sample = xp.broadcast_to(g, target.shape).reshape(-1) if reduction == "none" else \
-        xp.full(len(scale), g / (len(scale) if reduction == "mean" else 1))
-    slopes = xp.where(active, 1.0 if p == 1 else 2 * margins, 0) * (scale * per_sample)[:, None]
-    # the target class gets minus the others' sum (its own slope is 0 so far)
-    at_target = xp.arange(slopes.shape[1]) == target.reshape(-1)[:, None]
-    slopes = slopes - at_target * slopes.sum(1, keepdims=True)
-    return slopes.reshape(x.shape).astype(x.dtype, copy=False)
+    """torch's kernel: a class of positive hinge z gets h = u (p = 2: 2 u z), u = 1 / C (and
+    / N for the mean), times weight[target]; the target class minus their sum; then all
+    times the incoming gradient (an infinite one makes the zeros NaN, as torch's)."""
+    margins, active, _ = _multi_margin_terms(xp, x, target, weight, p, margin)
+    samples, classes = margins.shape
+    unit = margins.dtype.type(1 / (samples * classes) if reduction == "mean" and samples
+                              else 1 / classes)
+    slopes = xp.where(active, unit if p == 1 else 2 * unit * margins, 0)
+    labels = target.reshape(-1).astype(xp.int64, copy=False)
+    if weight is not None:
+        slopes = slopes * weight[labels][:, None]
+    # where, not a product with the mask: an infinite sum times 0 would be NaN
+    slopes = xp.where(xp.arange(classes) == labels[:, None], -slopes.sum(1, keepdims=True),
+                      slopes)
+    incoming = xp.broadcast_to(g, target.shape).reshape(-1, 1) if reduction == "none" else g
+    return (slopes * incoming).reshape(x.shape).astype(x.dtype, copy=False)
 
 
 _multi_margin_backward.defvjp(*[no_derivative("multi_margin_loss_backward")] * 4)

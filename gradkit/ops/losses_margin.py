@@ -261,7 +261,8 @@ def _multi_margin_backward(xp, g, x, target, weight, p=1, margin=1.0, reduction=
     if weight is not None:
         slopes = slopes * weight[labels][:, None]
     # where, not a product with the mask: an infinite sum times 0 would be NaN
-    slopes = xp.where(xp.arange(classes) == labels[:, None], -slopes.sum(1, keepdims=True),
+    # (a running sum: torch's loop subtracts one class at a time)
+    slopes = xp.where(xp.arange(classes) == labels[:, None], -xp.cumsum(slopes, 1)[:, -1:],
                       slopes)
     incoming = xp.broadcast_to(g, target.shape).reshape(-1, 1) if reduction == "none" else g
     return (slopes * incoming).reshape(x.shape).astype(x.dtype, copy=False)
@@ -345,14 +346,22 @@ def _multilabel_margin(xp, x, target, reduction="mean"):
 
 @op(save=("x", "target"), node_name="NotImplemented")
 def _multilabel_margin_backward(xp, g, x, target, reduction="mean"):
+    """torch's kernel: u = 1 / C (and / N for the mean) added at each counted class and
+    subtracted at its listed target, one pair at a time, then all times the incoming
+    gradient."""
     _, counts, one_hot = _multilabel_terms(xp, x, target)
     samples, classes = counts.shape[0], counts.shape[2]
-    per_sample = xp.broadcast_to(g, x.shape[:-1] if x.ndim else ()).reshape(-1) \
-        if reduction == "none" else xp.full(samples, g / (samples if reduction == "mean" else 1))
-    weights = counts * (per_sample / classes)[:, None, None]
-    # + at each counted class, - at each listed target once per class it counts against
-    slopes = weights.sum(1) - (one_hot * weights.sum(2)[:, :, None]).sum(1)
-    return slopes.reshape(x.shape).astype(x.dtype, copy=False)
+    unit = x.dtype.type(1 / (samples * classes) if reduction == "mean" and samples
+                        else 1 / classes)
+    # how many times each element gets +u (a class) or -u (a target: never a counted class);
+    # n additions of u round as a running sum does
+    steps = counts.sum(1).astype(xp.int64) - (one_hot * counts.sum(2)[:, :, None]).sum(1)
+    most = int(abs(steps).max()) if steps.size else 0
+    sums = xp.cumsum(xp.concatenate([xp.zeros(1, x.dtype), xp.full(most, unit)]))  # 0, u, u + u
+    slopes = xp.sign(steps) * sums[abs(steps)]
+    incoming = xp.broadcast_to(g, x.shape[:-1] if x.ndim else ()).reshape(-1, 1) \
+        if reduction == "none" else g
+    return (slopes * incoming).reshape(x.shape).astype(x.dtype, copy=False)
 
 
 _multilabel_margin_backward.defvjp(*[no_derivative("multilabel_margin_loss_backward")] * 3)

@@ -712,3 +712,36 @@ def test_margin_loss_gradients_are_torchs_bits(loss, dtype, reduction):
             g = m.tensor(incoming).reshape(out.shape) if out.ndim else m.tensor(incoming[0])
             grads.append(m.autograd.grad(out, x, g)[0].numpy())
         np.testing.assert_array_equal(*grads)
+
+
+SOFT_MARGIN_OPERANDS = [
+    ("float32", [1.0], "complex64", [1.0]), ("float64", [1.0], "complex128", [1j]),
+    ("float32", [1.0, 2.0], "complex128", 1j), ("int64", [1, 2], "complex64", [1j, 1j]),
+    ("int64", [1, 2], "float32", [1.0, 3.0]), ("int64", [1, 2], "int64", [1, 1]),
+    ("int8", [1, 2], "float64", 1.5), ("int64", [1, 2], "float32", [1.0, 1, 1]),
+    ("int64", 1, "float32", [1.0, 1.0]), ("float32", [1.0], "float64", [-1.0])]
+
+
+@pytest.mark.parametrize("dtype, values, target_dtype, target", SOFT_MARGIN_OPERANDS)
+def test_soft_margin_loss_refuses_a_result_its_buffer_cannot_hold(dtype, values, target_dtype,
+                                                                  target):
+    """torch writes -input into a buffer of input's dtype, then ``mul_(target)`` and ``exp_``:
+    a complex target of a real input is refused with its result type (breadth seed 1080348),
+    and an integer input by the first result type it cannot hold, after the shape check."""
+    def program(m):
+        return m.nn.functional.soft_margin_loss(m.tensor(values, dtype=getattr(m, dtype)),
+                                                m.tensor(target, dtype=getattr(m, target_dtype)))
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine[0] == theirs[0] and (mine[0] == "ok" or mine[1] == theirs[1])
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_soft_margin_loss_of_a_complex_input_has_no_derivative(dtype):
+    def program(m):
+        x = m.tensor([0.5 + 0.2j], dtype=getattr(m, dtype), requires_grad=True)
+        return m.nn.functional.soft_margin_loss(x, m.tensor([1.0]))
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine == theirs
+    assert "does not support automatic differentiation for outputs with complex" in mine[1]
+    with gradkit.no_grad():
+        assert program(gradkit).dtype == getattr(gradkit, dtype)

@@ -23,7 +23,7 @@ from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.losses import (
     check_reduction, legacy_reduction, reduce_array, reduce_loss, refuse_grad, spread_loss_grad)
 from gradkit.ops.piecewise import minimum, where, zeros_like
-from gradkit.ops.promotion import promote_types
+from gradkit.ops.promotion import promote_types, result_type
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, reshape
 from gradkit.ops.unary_helpers import check_bound, require_real_floating, scalar_type_name
@@ -85,6 +85,7 @@ def _soft_margin_vjp(g, x, target, reduction):
 
 
 _soft_margin.defvjp_all(_soft_margin_vjp)
+_soft_margin.no_complex_grad = "soft_margin_loss"  # torch has no complex formula for it
 _soft_margin.defjvp(lambda t, x, target, reduction: reduce_loss(
     t * _soft_margin_slope(x, target), reduction), None)
 
@@ -99,9 +100,6 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
                            "are trying to invert a mask, use the `~` or `logical_not()` operator "
                            "instead.")
-    if kind in "iu":
-        raise RuntimeError("result type Float can't be cast to the desired output type "
-                           f"{scalar_type_name(input._data)}")
     try:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
     except ValueError:
@@ -109,6 +107,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     if shape != tuple(input.shape):  # torch writes the loss into a buffer of input's shape
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
                            f"shape {list(shape)}")
+    # that buffer, -input, then refuses what it cannot hold: mul_(target)'s result type, or
+    # exp_'s float
+    promoted = np.empty(0, result_type(input._data, target._data))
+    if kind in "iu" or promoted.dtype.kind == "c" and kind != "c":
+        shown = promoted if promoted.dtype.kind in "fc" else np.empty(0, np.float32)
+        raise RuntimeError(f"result type {scalar_type_name(shown)} can't be cast to the "
+                           f"desired output type {scalar_type_name(input._data)}")
     return _soft_margin(input, target, reduction=reduction)
 
 

@@ -745,3 +745,24 @@ def test_soft_margin_loss_of_a_complex_input_has_no_derivative(dtype):
     assert "does not support automatic differentiation for outputs with complex" in mine[1]
     with gradkit.no_grad():
         assert program(gradkit).dtype == getattr(gradkit, dtype)
+
+
+def test_phase_check_of_gradients_through_a_repeated_eigenvalue_is_known():
+    """Known difference (docs/numerics.md, "basis of its eigenspace (not an orthogonal one)";
+    breadth seed 1086692): eig of a constant 3 x 3 matrix plus 2 I (eigenvalue 2 twice) gives
+    each LAPACK's own eigenvectors, and the gradients through them are as arbitrary: gradkit's
+    complex SVD backward before it refuses their phase term, torch's computes."""
+    c = 2.0487533
+    for m in (gradkit, torch):
+        values = m.linalg.eigvals(m.full((3, 3), c, dtype=m.float64) + 2 * m.eye(3)).real
+        assert sorted(values.tolist()) == pytest.approx([2, 2, 2 + 3 * c])
+    program = Program("breadth", (Leaf((), "complex64", True), Leaf((), "int64", False),
+                                  Leaf((), "bool", False)), (
+        Step("b_svd_prod", (0,), {"n": 1}),
+        Step("f_grid_sample", (3, 0), {"shape": (1, 1, 1, 1), "affine": True, "out": (3, 3),
+                                       "mode": "bilinear", "padding_mode": "reflection",
+                                       "align_corners": True}),
+        Step("l_eig_pairs", (4,), {"n": 3})), False, 1086692, backward=True)
+    problems, known = diff_program(program)
+    assert problems[0].startswith("extra error: gradkit raised ('backward'")
+    assert known == "eig's eigenvectors of a repeated eigenvalue: any basis of its eigenspace"

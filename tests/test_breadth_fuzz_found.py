@@ -766,3 +766,22 @@ def test_phase_check_of_gradients_through_a_repeated_eigenvalue_is_known():
     problems, known = diff_program(program)
     assert problems[0].startswith("extra error: gradkit raised ('backward'")
     assert known == "eig's eigenvectors of a repeated eigenvalue: any basis of its eigenspace"
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_along_a_stride_zero_dim_is_known(name):
+    """Known difference (docs/numerics.md, "read memory they did not write"; breadth seed
+    1092789): torch's median/nanmedian along a dim of stride 0 return a value no element
+    holds; gradkit's is the median of the equal values."""
+    def median(m, expanded):
+        x = m.tensor([0.5, 0.7], dtype=m.float64).reshape(2, 1)
+        rows = x.expand(2, 3) if expanded else x.expand(2, 3).contiguous()
+        return getattr(m, name)(rows, -1).values.tolist()
+    assert median(gradkit, True) == median(gradkit, False) == median(torch, False) == [0.5, 0.7]
+    assert median(torch, True) != [0.5, 0.7]
+    program = Program("breadth", (Leaf((), "float64", True), Leaf((), "float64", False)), (
+        Step("fb_as_strided", (1,), {"size": (1, 3), "stride": (3, 0), "offset": 0}),
+        Step(f"b_{name}", (2,), {"dim": -1, "keepdim": True})), False, 1092789, backward=True)
+    problems, known = diff_program(program)
+    assert problems[0].startswith("values[3]")
+    assert known == "median/nanmedian along a stride-0 dim: torch's reads memory it did not write"

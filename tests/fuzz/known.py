@@ -535,6 +535,27 @@ def _topk_among_ties(program, mine: Result, theirs: Result) -> bool:
     return False
 
 
+def _median_along_a_stride_zero_dim(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is median/nanmedian along a dim whose values are all equal
+    (a stride-0 dim) where torch's is no value of the row plus an index: its kernel reads
+    memory it did not write there (6.9e-310; breadth seed 1092789), gradkit's is the median
+    (the draw adds the index to the value)."""
+    first = _first_differing_value(program, mine, theirs)
+    if first is None or first[0].op not in ("b_median", "b_nanmedian") or \
+            first[0].params["dim"] is None or not theirs.values[first[0].inputs[0]].ndim:
+        return False
+    lanes = np.moveaxis(theirs.values[first[0].inputs[0]], first[0].params["dim"], -1)
+    if lanes.shape[-1] < 2 or not (lanes == lanes[..., :1]).all():
+        return False
+
+    def a_row_value_plus_an_index(result):
+        offsets = result.reshape(-1) - lanes[..., 0].reshape(-1)
+        return bool(((offsets == np.round(offsets)) & (offsets >= 0) &
+                     (offsets < lanes.shape[-1])).all())
+    return a_row_value_plus_an_index(mine.values[first[1]]) and \
+        not a_row_value_plus_an_index(theirs.values[first[1]])
+
+
 def _agree_but_for_rounding(step, mine: Result, theirs: Result) -> bool:
     """The step's inputs agree to rounding, and some differ (so a tie may break otherwise)."""
     pairs = [(mine.values[i], theirs.values[i]) for i in step.inputs]
@@ -1801,6 +1822,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("topk among equal values: torch picks other elements (so other gradients)",
           "docs/api.md", "`topk` may pick other indices than gradkit among equal values",
           _topk_among_ties),
+    Known("median/nanmedian along a stride-0 dim: torch's reads memory it did not write",
+          "docs/numerics.md", "read memory they did not write", _median_along_a_stride_zero_dim),
     Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",
           "docs/numerics.md", "vectorized loops pick by lane", _vectorized_tie),
     Known("the sign of a matrix product's or convolution's zero sum of products",

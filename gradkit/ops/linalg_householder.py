@@ -8,6 +8,7 @@ import numpy as np
 
 from gradkit import return_types
 from gradkit._tensor import Tensor
+from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.joining import cat
@@ -236,16 +237,20 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,  # n
         reflectors = cat([reflectors, input.new_zeros((*input.shape[:-1], m - k))], -1)
     q = householder_product(reflectors, input2)
     q = mH(q) if transpose else q
-    return _ormqr_result(matmul(q, input3) if left else matmul(input3, q))
+    return _ormqr_result(matmul(q, input3) if left else matmul(input3, q), input, input2,
+                         input3)
 
 
-@op(save="result", linear=True, node_name="OrmqrBackward0")
-def _ormqr_result(xp, x):
-    """ormqr's product as a node of its own that saves it, as torch's OrmqrBackward0 saves its
-    result: a write into the result before backward is refused, as torch's."""
+@op(save=("result", "a", "tau", "other"), node_name="OrmqrBackward0")
+def _ormqr_result(xp, x, a, tau, other):
+    """ormqr's product as a node of its own that saves it and ormqr's inputs, as torch's
+    OrmqrBackward0: a write into any of them before backward is refused, as torch's (a write
+    into ``other``, which the product's own nodes need not keep: breadth seed 1094093)."""
     return x.copy()
 
 
-# one rule for all inputs: the saved result is kept (a per-input rule that ignores it is not)
-_ormqr_result.defvjp_all(lambda g, result: (g,))
-_ormqr_result.defjvp(lambda t, result: t)
+_ormqr_result.torch_input_names = ("product", "self", "input2", "input3")
+declare_saved_names(_ormqr_result)  # (its _saved_self, _saved_input2, _saved_input3)
+# one rule for all inputs: every saved tensor is kept (a per-input rule that ignores it is not)
+_ormqr_result.defvjp_all(lambda g, *saved: (g, None, None, None))
+_ormqr_result.defjvp(lambda t, *saved: t, None, None, None)

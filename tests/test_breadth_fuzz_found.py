@@ -826,3 +826,31 @@ def test_ormqr_saves_torchs_tensors():
                 ("self", "input2", "input3", "result")]
     for mine, theirs in zip(saved(gradkit), saved(torch)):
         np.testing.assert_allclose(mine, theirs, rtol=1e-15, atol=1e-15)
+
+
+def test_second_derivative_of_abs_of_xlog1py_by_inf():
+    """torch's SpecialXlog1PyBackward0/1 pass sgn's zero tensor on to y (``g * x / (y + 1)``
+    is not computed), so abs(xlog1py(inf, |x|))'s second derivative is -inf, not 0 * inf
+    (breadth seed 1099941); XlogyBackward1 (a number x) too."""
+    def second(m, fn):
+        x = m.tensor([0.3, -2.0], dtype=m.float64, requires_grad=True)
+        y = fn(m)(math.inf, x.abs())
+        g, = m.autograd.grad(y.abs().sum() * 0.7, x, create_graph=True)
+        return m.autograd.grad(g.sum() * 0.3, x)[0].tolist()
+    for fn in (lambda m: m.special.xlog1py, lambda m: m.xlogy):
+        assert second(gradkit, fn) == second(torch, fn)
+    assert second(gradkit, lambda m: m.special.xlog1py) == [-math.inf, -math.inf]
+
+
+def test_pixel_unshuffle_of_an_empty_tensor_then_a_refused_shape_is_known():
+    """Known difference (docs/numerics.md, "input unchanged, whatever the factor"; breadth seed
+    1097530): torch's pixel_unshuffle of an empty (0, 1, 2, 2) tensor keeps that shape, which
+    zeta with a (0,) tensor then refuses; gradkit's (0, 4, 1, 1) broadcasts."""
+    for m, shape in ((gradkit, [0, 4, 1, 1]), (torch, [0, 1, 2, 2])):
+        assert list(m.nn.functional.pixel_unshuffle(m.zeros(0, 1, 2, 2), 2).shape) == shape
+    program = Program("breadth", (Leaf((0,), "float64", True), Leaf((), "float64", True)), (
+        Step("n_resample", (0,), {"kind": "unshuffle", "shape": (0, 1, 2, 2), "k": 2}),
+        Step("sp_zeta", (0, 2), {})), True, 1097530)
+    problems, known = diff_program(program)
+    assert problems[0].startswith("missing error: torch raised ('step 1 (sp_zeta)'")
+    assert known == "pixel_(un)shuffle of an empty tensor has the op's shape (torch: the input's)"

@@ -69,6 +69,9 @@ KNOWN_ZERO_BY_INPUT = {
     "MvBackward0": ("known", None),       # the matrix's g.ger(v); the vector's m^T.mv(g) runs
     "PowBackward1": ("zeros", "known"),   # the base's where(y == 0, 0, g * y * x ** (y - 1))
     "XlogyBackward0": (None, "known"),    # x's g * xlogy(x != 0, y)
+    "XlogyBackward1": (None, "known"),    # (a number x) and xlog1py's y's g * x / (y + 1):
+    "SpecialXlog1PyBackward0": (None, "known"),  # breadth seed 1099941
+    "SpecialXlog1PyBackward1": (None, "known"),
     "SincBackward0": ("zeros",),          # where(x == 0, 0, g * ...)
     "SubBackward0": ("known", None),      # other's -g (a neg: plain zeros), as rsub's self
     "RsubBackward0": (None, "known"),     # (RsubBackward1, number - x, has only -g)

@@ -854,3 +854,17 @@ def test_pixel_unshuffle_of_an_empty_tensor_then_a_refused_shape_is_known():
     problems, known = diff_program(program)
     assert problems[0].startswith("missing error: torch raised ('step 1 (sp_zeta)'")
     assert known == "pixel_(un)shuffle of an empty tensor has the op's shape (torch: the input's)"
+
+
+def test_classifier_reads_eig_of_a_0_by_0_matrix():
+    """eig of a 0 x 0 matrix has no eigenvalues to compare: the repeated-spectrum check
+    skips it (breadth seed 1120328 was a harness error: max of an empty array)."""
+    program = Program("breadth", (Leaf((), "complex64", True), Leaf((1,), "bool", False),
+                                  Leaf((), "int64", False)), (
+        Step("l_eig_pairs", (0,), {"n": 0}),
+        Step("fb_unfold", (0,), {"dim": 0, "size": 1, "step": 2}),
+        Step("fb_as_strided_scatter", (4, 0), {"size": (0, 1, 2), "stride": (1, 3, 0),
+                                               "offset": 1}),
+        Step("s_diagflat", (5,), {"offset": 2})), True, 1120328)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("as_strided_scatter's gradient of self")

@@ -868,3 +868,24 @@ def test_classifier_reads_eig_of_a_0_by_0_matrix():
         Step("s_diagflat", (5,), {"offset": 2})), True, 1120328)
     problems, known = diff_program(program)
     assert problems and known.startswith("as_strided_scatter's gradient of self")
+
+
+@pytest.mark.parametrize("mode, shape", [("linear", (1, 1, 5)), ("bilinear", (1, 1, 2, 3)),
+                                         ("trilinear", (1, 1, 1, 2, 3))])
+@pytest.mark.parametrize("resize", [{"scale_factor": 1.0}, {"scale_factor": 1.2},
+                                    {"scale_factor": 1.5}, {"size": "same"}])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linear_interpolation_to_the_same_size_copies_as_torch(mode, shape, resize,
+                                                               align_corners, dtype):
+    """torch's linear kernels "simply copy" where a dim keeps its size: x * 1 + x * 0, NaN at
+    an infinite element, its neighbours untouched (breadth seed 1127505); gradkit blended the
+    next element with weight 0 (0 * inf made the neighbour NaN)."""
+    values = [1.0, math.inf, 2.0, 3.0, math.nan, -math.inf][:math.prod(shape)]
+    resize = {"size": shape[2:]} if resize == {"size": "same"} else resize
+
+    def program(m):
+        x = m.tensor(values, dtype=getattr(m, dtype)).reshape(shape)
+        return m.nn.functional.interpolate(x, mode=mode, align_corners=align_corners, **resize)
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert str(mine) == str(theirs)

@@ -889,3 +889,20 @@ def test_linear_interpolation_to_the_same_size_copies_as_torch(mode, shape, resi
         return m.nn.functional.interpolate(x, mode=mode, align_corners=align_corners, **resize)
     mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
     assert str(mine) == str(theirs)
+
+
+@pytest.mark.parametrize("call", ["as_strided", "as_strided_", "as_strided_copy", "slice"])
+def test_gradient_through_an_empty_as_strided_view_has_no_graph(call):
+    """torch's as_strided_backward gives an empty view new zeros, off the graph, so a
+    create_graph gradient through it alone has none (breadth seed 1119326: torch's double
+    backward found nothing to differentiate); a slice's keeps its graph in both."""
+    def gradient(m):
+        x = m.tensor([0.5, 1.0], dtype=m.float64, requires_grad=True)
+        y = x * 2
+        empty = {"as_strided": lambda: y.as_strided((3, 0), (1, 0), 1),
+                 "as_strided_": lambda: y.as_strided_((3, 0), (1, 0), 1),
+                 "as_strided_copy": lambda: m.as_strided_copy(y, (3, 0), (1, 0), 1),
+                 "slice": lambda: y[:0]}[call]()
+        g, = m.autograd.grad(empty.exp().sum() + x.sum() * 0.5, x, create_graph=True)
+        return g.tolist(), g.requires_grad
+    assert gradient(gradkit) == gradient(torch) == ([0.5, 0.5], call == "slice")

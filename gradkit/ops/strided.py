@@ -177,8 +177,14 @@ def _as_strided(xp, x, *, size, stride, storage_offset, source):
     return strided_array(x, size, stride, storage_offset)
 
 
-_as_strided.defvjp(lambda g, size, stride, storage_offset, source:
-                   through_storage(g, (size, stride, storage_offset), source, source))
+def _as_strided_vjp(g, size, stride, storage_offset, source):
+    grad = through_storage(g, (size, stride, storage_offset), source, source)
+    # an empty view's: torch's as_strided_backward returns new zeros, off the graph (breadth
+    # seed 1119326: a double backward found none there)
+    return grad.detach() if isinstance(grad, Tensor) and not np.prod(size) else grad
+
+
+_as_strided.defvjp(_as_strided_vjp)
 _as_strided.defjvp(lambda t, size, stride, storage_offset, source:
                    through_storage(t, source, (size, stride, storage_offset), source))
 _as_strided.name, _as_strided.profiler_name = "as_strided", "gradkit::as_strided"

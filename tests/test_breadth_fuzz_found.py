@@ -906,3 +906,18 @@ def test_gradient_through_an_empty_as_strided_view_has_no_graph(call):
         g, = m.autograd.grad(empty.exp().sum() + x.sum() * 0.5, x, create_graph=True)
         return g.tolist(), g.requires_grad
     assert gradient(gradkit) == gradient(torch) == ([0.5, 0.5], call == "slice")
+
+
+def test_cdist_double_backward_after_another_known_difference_is_known():
+    """Two Known differences (breadth seed 1136505): as_strided_scatter's gradient of self
+    (docs/api.md), then torch's cdist without a double backward; the cdist entry now lets the
+    first-order results differ as another Known explains."""
+    program = Program("breadth", (Leaf((3, 3), "float32", True),), (
+        Step("fb_as_strided_scatter", (0, 0), {"size": (), "stride": (), "offset": 0}),
+        Step("s_cdist", (1, 1), {"p": 2, "mode": "donot_use_mm_for_euclid_dist"})),
+        True, 1136505)
+    problems, known = diff_program(program)
+    assert problems[0].startswith("missing error: torch raised ('double backward'")
+    assert known.startswith("cdist's and pdist's second derivative exists")
+    first_order = dataclasses.replace(program, create_graph=False)
+    assert diff_program(first_order)[1].startswith("as_strided_scatter's gradient of self")

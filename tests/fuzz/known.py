@@ -1394,15 +1394,16 @@ def _cdist_double_backward(program, mine: Result, theirs: Result) -> bool:
             and any(f"_{kind}_backward" in theirs.message and _uses(program, op)
                     for kind, op in (("cdist", "s_cdist"), ("cdist", "s_cdist_self"),
                                      ("pdist", "s_pdist")))
-            and _agree_but_for_integer_flags(mine._replace(grads2=[]),
-                                             theirs._replace(error=None, grads2=[])))
+            and _first_order_agrees(program, mine, theirs))
 
 
-def _agree_but_for_integer_flags(mine: Result, theirs: Result) -> bool:
-    """No difference but signed zeros (another difference) or requires_grad of integer
-    tensors torch marks and gradkit not (that Known too: breadth seed 1064727)."""
+def _first_order_agrees(program, mine: Result, theirs: Result) -> bool:
+    """Everything before torch's double backward agrees but for signed zeros (another
+    difference) or as another Known explains: integer tensors torch marks as requiring grad
+    (breadth seed 1064727), as_strided_scatter's gradient of self (seed 1136505), ..."""
+    mine, theirs = mine._replace(grads2=[]), theirs._replace(error=None, grads2=[])
     return not [p for p in compare(mine, theirs) if not p.startswith("signed zero")] or \
-        _only_flags_differ(mine, theirs, "biu")
+        known_difference(program, mine, theirs) is not None
 
 
 def _dist_p0_backward(program, mine: Result, theirs: Result) -> bool:
@@ -1555,9 +1556,7 @@ def _composed_double_backward(program, mine: Result, theirs: Result) -> bool:
             and theirs.error[0] == "double backward"
             and any(_uses(program, op) and any(name in theirs.message for name in names)
                     for op, names in _UNDIFFERENTIATED_BACKWARDS.items())
-            and not [p for p in compare(mine._replace(grads2=[]),
-                                        theirs._replace(error=None, grads2=[]))
-                     if not p.startswith("signed zero")])
+            and _first_order_agrees(program, mine, theirs))
 
 
 def _grid_sample_at_a_non_finite_point(program, mine: Result, theirs: Result) -> bool:

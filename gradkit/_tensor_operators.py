@@ -260,9 +260,18 @@ def _as_method(name, op):
 
         # x.mul(), x.logsumexp(): torch's TypeError, from Op.__call__
         some_missing = op.n_inputs > 1 or any(p not in op.defaults for p in op.param_names)
+        unary = op.n_inputs == 1
 
         def method(self, *args, **kwargs):
             if args or kwargs or some_missing:
+                if unary and not kwargs and len(args) == 1 and type(args[0]) is int and \
+                        op.int_first is not None:  # x.squeeze(0): Op.__call__'s int lane
+                    params = {op.int_first: args[0]}  # without its frame
+                    try:
+                        return run(op, (self,), params)
+                    except TypeError as error:
+                        raise _as_method_argument_error(op.parser_error(error, params), op.name,
+                                                        name) from None
                 if len(args) > 1 and op.method_varargs:  # x.squeeze(0, 1): one int list
                     args = (args,)
                 try:

@@ -299,7 +299,9 @@ def test_workers_end_after_a_pass_after_a_break_and_on_del():
     del iterator, loader
     gc.collect()
     assert_ended([pid])
-    assert time.perf_counter() - start < 1.5
+    # well under the 5 s join a worker left running would take (1.5 s failed once on a
+    # 2-core machine at load 10)
+    assert time.perf_counter() - start < 4.0
 
 
 def test_an_iterator_collected_in_a_cycle_stops_its_workers_at_once():

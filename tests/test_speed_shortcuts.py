@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 
 import gradkit
+from gradkit.autograd import observers
+from gradkit.autograd.graph import SavedTensor
 from gradkit.ops import _dispatch_general
+from gradkit.ops._dispatch_general import _save
+from gradkit.ops._dispatch_hot import _OPERANDS_AND_SHAPES, _save_operands_and_shapes
+from gradkit.ops.linalg import matmul
 from gradkit.ops._op import Op
 from gradkit.ops._dispatch_general import seam, sum_to_shape
 
@@ -93,25 +98,35 @@ def _outcome(function, *args):
             for o in outs]
 
 
-def test_an_int_parameter_binds_alike_on_the_lane_and_the_general_lines(monkeypatch):
-    ops = _ops_with_an_int_lane()
-    names = {op.name for op in ops}
-    assert {"squeeze", "unsqueeze", "sum", "transpose", "select", "softmax"} <= names
+def binds_alike(ops, calls, lane: str, monkeypatch) -> int:
+    """Each op of one or two inputs called with each of ``calls`` (its extra positionals),
+    function and method forms, gives the same outcome on its lane and with the ``lane``
+    attribute switched off (the general binding); how many ops were checked."""
     x = gradkit.tensor(RNG.standard_normal((3, 1, 4)), requires_grad=True)
     checked = 0
     for op in ops:
         if op.n_inputs not in (1, 2):
             continue
         inputs = (x,) * op.n_inputs
-        for k in (0, 1, -1, 7):  # 7: an out-of-range dim (an error on both lines)
-            method = getattr(x, op.name, None)
-            lane = _outcome(op, *inputs, k), method and _outcome(method, *inputs[1:], k)
+        method = getattr(x, op.name, None)
+        for extra in calls:
+            on_lane = _outcome(op, *inputs, *extra), \
+                method and _outcome(method, *inputs[1:], *extra)
             with monkeypatch.context() as patch:
-                patch.setattr(op, "int_first", None)  # the general binding
-                general = _outcome(op, *inputs, k), method and _outcome(method, *inputs[1:], k)
-            assert lane == general, (op.name, k)
+                patch.setattr(op, lane, None)  # the general binding
+                general = _outcome(op, *inputs, *extra), \
+                    method and _outcome(method, *inputs[1:], *extra)
+            assert on_lane == general, (op.name, extra)
         checked += 1
-    assert checked > 40
+    return checked
+
+
+def test_an_int_parameter_binds_alike_on_the_lane_and_the_general_lines(monkeypatch):
+    ops = _ops_with_an_int_lane()
+    names = {op.name for op in ops}
+    assert {"squeeze", "unsqueeze", "sum", "transpose", "select", "softmax"} <= names
+    # 7: an out-of-range dim (an error on both lines)
+    assert binds_alike(ops, [(0,), (1,), (-1,), (7,)], "int_first", monkeypatch) > 40
 
 
 def test_the_lane_is_taken_only_for_a_bare_int(monkeypatch):
@@ -214,3 +229,53 @@ def test_an_int_index_in_bounds_takes_the_first_line_as_the_general_one():
             x[k]
     with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
         gradkit.tensor(1.0)[0]
+
+
+def _saved_facts(saved: tuple) -> list:
+    facts = []
+    for s in saved:
+        if isinstance(s, SavedTensor):
+            facts.append((s.tensor, s.data is not None and s.data.tobytes(), s.version,
+                          s.nbytes, s.output_nr, s.history))
+        else:
+            facts.append(s)
+    return facts
+
+
+@pytest.mark.parametrize("keep", [(), (True, False, True, True), (False, True, True, True),
+                                  (False, False, True, False), (True, True, False, False)])
+def test_matmuls_save_is_the_general_saves(keep, monkeypatch):
+    """``_save_operands_and_shapes`` (x, y, x.shape, y.shape without the loop) holds what
+    ``_save`` holds for every mask, and reports the same bytes to a memory watcher."""
+    x = gradkit.tensor(RNG.standard_normal((3, 4)), requires_grad=True)
+    y = gradkit.tensor(RNG.standard_normal((4, 5)).astype(np.float64)) * 1.0
+    product, packs = x @ y, []
+    monkeypatch.setattr(observers, "saved_watchers", (object(),))
+    monkeypatch.setattr(observers, "saved_pack_held_by",
+                        lambda owner, nbytes: packs.append((owner.nbytes, nbytes)))
+    ours = _save_operands_and_shapes(x, y, x._data, y._data, keep)
+    general = _save(matmul, (x, y), (x._data, y._data), (product,), keep)
+    assert _saved_facts(ours) == _saved_facts(general)
+    assert len(packs) in (0, 2) and packs[:1] == packs[1:]
+    assert _OPERANDS_AND_SHAPES == matmul.save_spec
+
+
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+def test_matmul_on_the_hot_path_saves_and_differentiates_as_torch(grads):
+    torch = pytest.importorskip("torch")
+    a, b = RNG.standard_normal((3, 4)), RNG.standard_normal((4, 2))
+    results = []
+    for lib in (gradkit, torch):
+        x, y = lib.tensor(a, requires_grad=grads[0]), lib.tensor(b, requires_grad=grads[1])
+        out = (x @ y).tanh()
+        node = out.grad_fn.next_functions[0][0]
+        saved = [getattr(node, name) for name in ("_saved_self", "_saved_mat2")]
+        saved = [None if t is None else t.detach().numpy().copy() for t in saved]
+        out.sum().backward()
+        results.append((type(node).__name__, [t.grad is None or t.grad.numpy() for t in (x, y)],
+                        saved))
+    assert results[0][0] == results[1][0] == "MmBackward0"
+    for ours, theirs in zip(results[0][1] + results[0][2], results[1][1] + results[1][2]):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -155,3 +155,36 @@ def test_abs_of_a_power_by_a_0d_tensor_second_derivative_at_minus_zero():
     expected, got = second(torch), second(gradkit)
     np.testing.assert_array_equal(got[0], expected[0])
     np.testing.assert_array_equal(got[1], expected[1])
+
+
+# f(m, x) of x = [v, 1]: the nodes breadth seed 1099941's probe (120 functions) added to
+# PASSES_KNOWN_ZERO / KNOWN_ZERO_BY_INPUT; x * x is inf (or NaN) at v, so a plain zero gives NaN
+PROBED = {
+    "xlog1py_number_x": lambda m, x: m.special.xlog1py(math.inf, x * x),
+    "xlog1py_number_y": lambda m, x: m.special.xlog1py(x * x, math.inf),  # runs: NaN
+    "xlog1py_both": lambda m, x: m.special.xlog1py(x * x, x * x),
+    "xlogy_number_x": lambda m, x: m.xlogy(math.inf, x * x),
+    "xlogy_number_y": lambda m, x: m.xlogy(x * x, math.inf),  # runs: NaN
+    "polygamma": lambda m, x: m.polygamma(1, x * x), "mvlgamma": lambda m, x: m.mvlgamma(
+        x * x + 2, 1), "i0": lambda m, x: m.i0(x * x), "i0e": lambda m, x: m.special.i0e(x * x),
+    "i1": lambda m, x: m.special.i1(x * x), "erfcx": lambda m, x: m.special.erfcx(x * x),
+    "ndtri": lambda m, x: m.special.ndtri(x * x), "entr": lambda m, x: m.special.entr(x * x),
+    "deg2rad": lambda m, x: m.deg2rad(x * x), "rad2deg": lambda m, x: m.rad2deg(x * x),
+    "ldexp": lambda m, x: m.ldexp(x * x, m.tensor([1, 1])),
+    "logaddexp": lambda m, x: m.logaddexp(x * x, x), "logaddexp2": lambda m, x: m.logaddexp2(
+        x, x * x), "copysign": lambda m, x: m.copysign(x * x, x * x),
+    "nan_to_num": lambda m, x: m.nan_to_num(x * x), "frac": lambda m, x: m.frac(x * x),
+    "nansum": lambda m, x: m.nansum(x * x), "cumprod": lambda m, x: m.cumprod(x * x, 0),
+    "dist": lambda m, x: m.dist(x * x, x), "dist_broadcast": lambda m, x: m.dist(
+        x * x, x[:1]), "view_as_complex": lambda m, x: m.view_as_complex(
+        m.stack([x * x, x * x], -1)).abs(),
+}
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, 1e200, 0.0])
+@pytest.mark.parametrize("name", list(PROBED))
+def test_zero_tensor_through_probed_nodes_as_torch(name, value):
+    def gradient(m):
+        x = m.tensor([value, 1.0], dtype=m.float64, requires_grad=True)
+        return _values(m.autograd.grad(m.sgn(PROBED[name](m, x)).sum(), x)[0])
+    np.testing.assert_array_equal(gradient(gradkit), gradient(torch))

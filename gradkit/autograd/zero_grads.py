@@ -59,6 +59,13 @@ PASSES_KNOWN_ZERO = frozenset({
     "AcosBackward0", "AcoshBackward0", "AsinhBackward0", "AtanhBackward0", "DigammaBackward0",
     "ErfcBackward0", "ErfinvBackward0", "LgammaBackward0", "Log10Backward0",
     "ProdBackward1",  # prod along a dim, as the full one (fuzz seed 5250399)
+    # and these (breadth seed 1099941, a probe of 120 functions at inf, NaN, 0 and 1e200)
+    "Deg2RadBackward0", "FracBackward0", "I0Backward0", "LogaddexpBackward0",
+    "Logaddexp2Backward0", "MvlgammaBackward0", "NanToNumBackward0", "NansumBackward0",
+    "PolygammaBackward0", "Rad2DegBackward0", "SpecialEntrBackward0", "SpecialErfcxBackward0",
+    "SpecialI0EBackward0", "SpecialI1Backward0", "SpecialNdtriBackward0",
+    "SpecialXlog1PyBackward1", "ViewAsComplexBackward0",
+    "XlogyBackward1", "LdexpBackward0",  # Backward1: x is a number (Backward2, y a number, runs)
 })
 
 # nodes whose formula keeps the zero tensor for some inputs only, per input: "known" (passed
@@ -69,9 +76,10 @@ KNOWN_ZERO_BY_INPUT = {
     "MvBackward0": ("known", None),       # the matrix's g.ger(v); the vector's m^T.mv(g) runs
     "PowBackward1": ("zeros", "known"),   # the base's where(y == 0, 0, g * y * x ** (y - 1))
     "XlogyBackward0": (None, "known"),    # x's g * xlogy(x != 0, y)
-    "XlogyBackward1": (None, "known"),    # (a number x) and xlog1py's y's g * x / (y + 1):
-    "SpecialXlog1PyBackward0": (None, "known"),  # breadth seed 1099941
-    "SpecialXlog1PyBackward1": (None, "known"),
+    "SpecialXlog1PyBackward0": (None, "known"),  # as xlogy's
+    "CopysignBackward0": ("known", None),  # y's zeros_like (plain zeros)
+    "DistBackward0": ("known", "zeros"),  # y's -norm_backward(...): a neg materializes
+    "CumprodBackward0": ("zeros",),       # (g * result)'s zero tensor, cumsum materializes
     "SincBackward0": ("zeros",),          # where(x == 0, 0, g * ...)
     "SubBackward0": ("known", None),      # other's -g (a neg: plain zeros), as rsub's self
     "RsubBackward0": (None, "known"),     # (RsubBackward1, number - x, has only -g)
@@ -123,12 +131,13 @@ def known_zeros_like(g, shape, dtype, known: bool = True):
 
 def known_zeros_for(g, node, broadcast: bool, edges: tuple, batch: tuple) -> tuple:
     """What a node that keeps torch's zero tensors zero passes on for one: known zeros, plain
-    ones for an input it broadcast (torch's ``sum_to_size`` materializes them); ``batch``: the
-    batch dims every gradient has first in a batched backward."""
-    shape = getattr(g, "shape", None)
+    ones for an input it broadcast (torch's ``sum_to_size`` materializes them; the inputs'
+    common shape, not g's: dist reduces it); ``batch``: the batch dims every gradient has
+    first in a batched backward."""
+    common = np.broadcast_shapes(*(tuple(meta[0]) for meta in node.input_meta
+                                   if meta is not None)) if broadcast else None
     return tuple(None if child is None else known_zeros_like(
-        g, batch + tuple(meta[0]), meta[1], known=not broadcast or
-        batch + tuple(meta[0]) == tuple(shape))
+        g, batch + tuple(meta[0]), meta[1], known=not broadcast or tuple(meta[0]) == common)
         for child, meta in zip(edges, node.input_meta))
 
 

@@ -25,6 +25,7 @@ from gradkit.ops.arithmetic import mul, not_implemented
 from gradkit.ops.conv import conv_nd
 from gradkit.ops.embedding import embedding_renorm_
 from gradkit.ops.conv_more import conv_tbc, conv_transpose_nd
+from gradkit.ops.variance import welford_mean
 from gradkit.ops.batch_norm_arith import batch_statistics, kernel_layout
 from gradkit.ops.normalization import (
     batch_norm_unchecked, check_parameter_dtypes, group_norm_unchecked, instance_norm_unchecked,
@@ -159,11 +160,15 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
     return F.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
-def _statistics(x: Tensor, dims: tuple, eps: float, shape: tuple) -> tuple[Tensor, Tensor]:
-    """(mean, 1/sqrt(biased variance + eps)) of ``x`` over ``dims``, reshaped to ``shape``."""
-    # torch's kernels leave the mean of no elements 0 (the variance is NaN)
-    mean = x.mean(dims, keepdim=True) if np.prod([x.shape[d] for d in dims]) else \
-        x.sum(dims, keepdim=True)
+def _statistics(x: Tensor, dims: tuple, eps: float, shape: tuple,
+                welford: bool = True) -> tuple[Tensor, Tensor]:
+    """(mean, 1/sqrt(biased variance + eps)) of ``x`` over ``dims``, reshaped to ``shape``;
+    ``welford``: the mean of equal values exact, as torch's layer and group norm kernels,
+    and the mean of no elements 0, as they leave it (the variance is NaN)."""
+    if not np.prod([x.shape[d] for d in dims]):
+        mean = x.sum(dims, keepdim=True)
+    else:
+        mean = welford_mean(x, dims) if welford else x.mean(dims, keepdim=True)
     rstd = (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
     return mean.reshape(shape), rstd.reshape(shape)
 
@@ -206,7 +211,7 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     if training and x.dtype != float16:  # torch's kernel arithmetic (batch_norm's)
         stats = batch_statistics(x, eps, kernel_layout(input))[::2]
     elif training:
-        stats = _statistics(x, (0,) + tuple(range(2, input.ndim)), eps, channels)
+        stats = _statistics(x, (0,) + tuple(range(2, input.ndim)), eps, channels, False)
     else:
         stats = tuple(creation.empty(0, dtype=x.dtype, device=input.device) for _ in "ms")
     out = batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,

@@ -33,6 +33,9 @@ _init_node = Node.__init__
 _ndarray = np.ndarray
 _SLOT_0 = (0,)
 _SLOTS_00 = (0, 0)
+_SHAPE_OF_X = (("input", 0, "shape"),)  # Op.save_spec of save="x.shape"
+_OPERANDS_AND_SHAPES = (("input", 0, ""), ("input", 1, ""), ("input", 0, "shape"),
+                        ("input", 1, "shape"))  # of save=("x", "y", "x.shape", "y.shape")
 
 
 def dispatch_unary(op, args: tuple, params: dict):
@@ -88,8 +91,12 @@ def dispatch_unary(op, args: tuple, params: dict):
                 node.saved = _save_plain(plain, args, (result,),
                                          op.save_mask(1) if keep is None else keep)
         elif plain is None:  # metadata saved too (x.shape): the general _save, as _record's
-            node.saved = _save(op, args, (data,), (result,),
-                               () if op.saves_read is None else op.save_mask(1))
+            if op.save_spec == _SHAPE_OF_X and (op.saves_read is None or
+                                                op._save_masks.get(1) == ()):
+                node.saved = (data.shape,)  # _save's one entry (views, sums) without its loop
+            else:
+                node.saved = _save(op, args, (data,), (result,),
+                                   () if op.saves_read is None else op.save_mask(1))
     else:
         if out.dtype.kind in "uib" and data.dtype in _WIDE:  # uint16/32/64: few kernels
             wide_unsigned.check(op, (data,))
@@ -172,8 +179,10 @@ def dispatch_binary(op, args: tuple, params: dict):
             node.saved = _save_plain(plain, args, (result,),
                                      op.save_mask(needing) if keep is None else keep)
         elif plain is None:  # metadata saved too (matmul's x.shape): the general _save
-            node.saved = _save(op, args, (da, db), (result,),
-                               () if op.saves_read is None else op.save_mask(ga | gb << 1))
+            keep = () if op.saves_read is None else op.save_mask(ga | gb << 1)
+            node.saved = _save_operands_and_shapes(a, b, da, db, keep) if \
+                op.save_spec == _OPERANDS_AND_SHAPES and da is not a and db is not b else \
+                _save(op, args, (da, db), (result,), keep)
     else:
         if out.dtype.kind in "uib" and ((da is not a and da.dtype in _WIDE) or
                                         (db is not b and db.dtype in _WIDE)):
@@ -181,6 +190,25 @@ def dispatch_binary(op, args: tuple, params: dict):
         result.grad_fn, result._requires_grad = None, False
     return result
 
+
+
+def _save_operands_and_shapes(a, b, da, db, keep: tuple) -> tuple:
+    """``_save`` of two tensors saved whole and then their shapes (matmul's x, y, x.shape,
+    y.shape: 200 products a step of the RNN benchmark) without its loop over the entries;
+    ``keep``: the save mask (``()``: everything)."""
+    nbytes, held, sa, sb = 0, None, None, None
+    if not keep or keep[0]:
+        held = sa = _new(SavedTensor)
+        _init_saved(sa, a, False)
+        nbytes = sa.nbytes
+    if not keep or keep[1]:
+        held = sb = _new(SavedTensor)
+        _init_saved(sb, b, False)
+        nbytes += sb.nbytes
+    if nbytes and observers.saved_watchers:
+        observers.saved_pack_held_by(held, nbytes)
+    return (sa, sb, da.shape if not keep or keep[2] else None,
+            db.shape if not keep or keep[3] else None)
 
 
 def _named_class(op, params: dict, datas: tuple) -> type:

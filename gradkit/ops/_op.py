@@ -30,7 +30,7 @@ from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import (
     KNOWN_ZERO_BY_INPUT, KNOWN_ZERO_BY_SHAPES, PASSES_KNOWN_ZERO, KnownZero, is_known_zero,
     known_zeros_by_input, known_zeros_for, plain)
-from gradkit.int_arguments import function_form, invalid_combination
+from gradkit.int_arguments import function_form
 from gradkit.numbers_hooks import passes_int
 from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
@@ -41,7 +41,7 @@ from gradkit.ops.result_layout import c_ordered, in_iterator_layout
 from gradkit.ops.keywords import (
     SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords, torch_keywords)
 from gradkit.ops.methods import register as register_method
-from gradkit.ops.missing_inputs import bind_inputs
+from gradkit.ops.missing_inputs import bind_inputs, too_many_positionals
 from gradkit.signature_errors import missing_arguments
 
 
@@ -62,7 +62,7 @@ class Op:
     no_complex_grad: str | None = None
     # fn(args, kwargs) -> (args, kwargs) in the current signature, for torch's deprecated
     # overloads taking a number before tensors (``x.add_(-lr, grad)``), or None
-    legacy_positionals = None
+    _legacy_positionals = None
     # its method takes an int list as separate ints (``x.squeeze(0, 1)``: torch's int[] dim)
     method_varargs = False
     # torch's "invalid combination" for more positionals than it takes (another signature)
@@ -141,7 +141,22 @@ class Op:
         self._numbers = hook  # int_first: the first parameter if a bare int for it binds as
         first = self.param_names[0] if self.param_names else None  # itself (x.squeeze(0))
         self.int_first = None if first is None or first in TENSOR_KEYWORDS or \
-            first in SPECIAL_KEYWORDS or hook is not None and not passes_int(hook, first) else first
+            first in SPECIAL_KEYWORDS or hook is not None and not passes_int(hook, first) or \
+            self._legacy_positionals is not None or not self.positional_limit else first
+        second = self.param_names[1] if len(self.param_names) > 1 else None  # and a second
+        self.int_second = None if self.int_first is None or second is None or \
+            second in TENSOR_KEYWORDS or second in SPECIAL_KEYWORDS or \
+            hook is not None and not passes_int(hook, second) or self.positional_limit < 2 \
+            else second  # (x.transpose(0, 1))
+
+    @property
+    def legacy_positionals(self):
+        return self._legacy_positionals
+
+    @legacy_positionals.setter
+    def legacy_positionals(self, reader) -> None:
+        self._legacy_positionals = reader
+        self.numbers = self._numbers  # int_first again
 
     @property
     def node_name(self) -> str:
@@ -238,18 +253,22 @@ class Op:
     def __call__(self, *args, **kwargs):
         n = self.n_inputs
         if kwargs or len(args) != n:  # not the common call (its inputs alone): bind them
-            if not kwargs and len(args) == n + 1 and type(args[n]) is int and \
-                    self.int_first is not None and self.legacy_positionals is None and \
-                    self.positional_limit:  # x.squeeze(0): as the lines below bind it
+            if not kwargs and len(args) == n + 1 and self.int_first is not None and \
+                    (type(args[n]) is int or self._numbers is None):
+                # x.squeeze(0), or any one value of an op without a hook (expand's sizes):
+                # as the lines below bind it
                 kwargs, args = {self.int_first: args[n]}, args[:n]
+            elif not kwargs and len(args) == n + 2 and self.int_second is not None and \
+                    type(args[n]) is int and type(args[n + 1]) is int:  # two bare ints
+                kwargs, args = {self.int_first: args[n], self.int_second: args[n + 1]}, args[:n]
             else:
                 extra = 0
                 if n >= 0 and len(args) > n:  # extra positionals: parameters, in order
-                    if self.legacy_positionals is not None:
-                        args, kwargs = self.legacy_positionals(args, kwargs)
+                    if self._legacy_positionals is not None:
+                        args, kwargs = self._legacy_positionals(args, kwargs)
                     extra = len(args) - n
                     if extra > self.positional_limit:
-                        raise self._too_many_positionals(args, kwargs)
+                        raise too_many_positionals(self, args, kwargs)
                     kwargs.update(zip(self.param_names, args[n:]))
                     args = args[:n]
                 if kwargs:
@@ -269,17 +288,18 @@ class Op:
         hot = self.hot_dispatch  # ops of one or two inputs: their own path, no dispatch frame
         try:
             return dispatch(self, args, kwargs) if hot is None else hot(self, args, kwargs)
-        except TypeError:  # a required parameter not given: torch's parser's words
-            missing = self._missing_parameters(kwargs)
-            if missing:
-                raise missing_arguments(self.name, missing) from None
-            raise
+        except TypeError as error:  # a required parameter not given: torch's parser's words
+            worded = self.parser_error(error, kwargs)
+            if worded is error:
+                raise
+            raise worded from None
 
-    def _missing_parameters(self, kwargs: dict) -> tuple:
-        """The required parameters from the first one not in ``kwargs`` on (torch's list)."""
+    def parser_error(self, error: TypeError, kwargs: dict) -> TypeError:
+        """torch's error for a call with parameters ``kwargs`` that raised ``error``: the
+        required parameters from the first one not given on, if any, else ``error``."""
         names = [p for p in self.param_names if p not in self.defaults]
         first = next((i for i, p in enumerate(names) if p not in kwargs), len(names))
-        return tuple(names[first:])
+        return missing_arguments(self.name, tuple(names[first:])) if names[first:] else error
 
     def keyword_only(self, *names: str, overloaded: bool = False, required: bool = False):
         """Declare that torch takes the parameters ``names`` (the last ones declared) only by
@@ -287,23 +307,10 @@ class Op:
         torch's error is then its "invalid combination"; ``required``: they are required in
         one of torch's signatures (round's decimals), which its count reports."""
         self.positional_limit = min(self.param_names.index(name) for name in names)
+        self.numbers = self._numbers  # int_first again
         self.positionals_overloaded = overloaded
         self.required_keywords = len(names) if required else 0
         return self
-
-    def _too_many_positionals(self, args: tuple, kwargs: dict) -> TypeError:
-        """Python's TypeError for more positionals than the op's inputs and parameters (torch
-        refuses them; they were dropped)."""
-        if self.positionals_overloaded:
-            return invalid_combination(self.name, args, kwargs)
-        given = len(args)
-        positional = self.param_names[:self.positional_limit]
-        most = self.n_inputs + len(positional)
-        least = self.n_inputs + sum(name not in self.defaults for name in positional) + \
-            self.required_keywords
-        takes = (f"{most} positional argument{'' if most == 1 else 's'}" if least == most
-                 else f"from {least} to {most} positional arguments")
-        return TypeError(f"{self.name}() takes {takes} but {given} were given")
 
     def __repr__(self) -> str:
         return f"<gradkit op {self.name}>"

@@ -88,7 +88,7 @@ def _linear_taps(in_size, out_size, scale_factor, align_corners, dtype):
     its opmath type (float32 below float64), ``scale * (dst + 0.5) - 0.5`` rounded once as
     its compiled fma (so a weight is 3e-17, not 0, where that matters: 0 * inf is NaN)."""
     real = np.float64 if dtype == np.float64 else np.float32
-    if in_size == out_size:  # torch's "simply copy": x * 1 + x * 0 (NaN at an inf: seed 1127505)
+    if in_size == out_size:  # torch's "copy": each element twice, weighted 1 and 0 (inf: NaN)
         same = np.arange(in_size)
         return [(same, np.ones(in_size, real)), (same, np.zeros(in_size, real))]
     src = _source_coordinates(in_size, out_size, scale_factor, align_corners, real, False)

@@ -21,6 +21,7 @@ from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import (
     _reshape_copy as reshape_copy, reshape, t, unsqueeze, view)
 from gradkit.tensor_arguments import tensor_parameters
+from gradkit.ops.variance import constant_along
 from gradkit.ops.unary_helpers import (
     c_type_name, cpp_number, kernel_error, require_real_floating, scalar_type_name)
 
@@ -142,7 +143,8 @@ def _layer_norm(xp, x, w, b, axes=(), eps=1e-5):
     dtype = x.dtype
     if dtype == xp.float16:  # torch's kernel works in float32 and rounds the result once
         x, w, b = (None if a is None else a.astype(xp.float32) for a in (x, w, b))
-    mu = xp.mean(x, axis=axes, keepdims=True)
+    constant, first = constant_along(xp, x, axes)  # torch's Welford mean is exact there
+    mu = xp.where(constant, first, xp.mean(x, axis=axes, keepdims=True))
     centered = x - mu
     var = xp.mean(centered * centered, axis=axes, keepdims=True)
     out = centered / xp.sqrt(var + eps)

@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 
+from functools import partial
+
 import numpy as np
 
 from gradkit import return_types
 from gradkit._tensor import Tensor
-from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_solvers import mH
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import ones_like, zeros_like
 from gradkit.ops.reduction import sum
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -231,26 +233,19 @@ def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,  # n
     (input, input2), op(Q) = Q^H with ``transpose``: the full Q from householder_product of the
     reflectors padded to m columns, so the gradient is that product's."""
     _check_ormqr(input, input2, input3, left)
+    # one node, as torch's OrmqrBackward0: it saves all three inputs and the result, so a
+    # write into any of them before backward is refused
+    return one_node("OrmqrBackward0", partial(_ormqr_product, left=left, transpose=transpose),
+                    (input, input2, input3), {"self": 0, "input2": 1, "input3": 2,
+                                              "result": "result"},
+                    {"left": left, "transpose": transpose})
+
+
+def _ormqr_product(input, input2, input3, left: bool, transpose: bool) -> Tensor:
     m, k = input.shape[-2], input2.shape[-1]
     reflectors = input[..., :k]
     if k < m:  # zero columns, without a graph (input may have no column to take them from)
         reflectors = cat([reflectors, input.new_zeros((*input.shape[:-1], m - k))], -1)
     q = householder_product(reflectors, input2)
     q = mH(q) if transpose else q
-    return _ormqr_result(matmul(q, input3) if left else matmul(input3, q), input, input2,
-                         input3)
-
-
-@op(save=("result", "a", "tau", "other"), node_name="OrmqrBackward0")
-def _ormqr_result(xp, x, a, tau, other):
-    """ormqr's product as a node of its own that saves it and ormqr's inputs, as torch's
-    OrmqrBackward0: a write into any of them before backward is refused, as torch's (a write
-    into ``other``, which the product's own nodes need not keep: breadth seed 1094093)."""
-    return x.copy()
-
-
-_ormqr_result.torch_input_names = ("product", "self", "input2", "input3")
-declare_saved_names(_ormqr_result)  # (its _saved_self, _saved_input2, _saved_input3)
-# one rule for all inputs: every saved tensor is kept (a per-input rule that ignores it is not)
-_ormqr_result.defvjp_all(lambda g, *saved: (g, None, None, None))
-_ormqr_result.defjvp(lambda t, *saved: t, None, None, None)
+    return matmul(q, input3) if left else matmul(input3, q)

@@ -2,8 +2,8 @@
 binary_cross_entropy, poisson_nll and gaussian_nll.
 
 smooth_l1, huber and binary_cross_entropy are fused ops with torch's node names; their slopes
-go through hardtanh, whose zero derivative at its edges gives torch's second derivative at
-``|input - target| = beta`` (or ``delta``). The rest are composed as torch composes them.
+are d clipped to [-beta, beta] (or delta), whose derivative is torch's double backward's mask
+``|d| < beta``: 0 at the edges and at NaN. The rest are composed as torch composes them.
 """
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ import numpy as np
 
 from gradkit.number_arguments import number_argument
 from gradkit.autograd.grad_mode import no_grad
-from gradkit.ops.activations_more import hardtanh
 from gradkit.ops.clamp import clamp
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops._op import op
@@ -48,8 +47,12 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
     ``in_input_dtype``: torch's kernel writes in input's dtype, and its backward refuses a
     target of another dtype."""
     def forward(xp, x, y, reduction="mean", width=1.0):
+        written = x.dtype
+        if x.dtype != y.dtype:  # torch's promotion (int64 with float32 is float32)
+            dtype = result_type(x, y)
+            x, y = x.astype(dtype, copy=False), y.astype(dtype, copy=False)
         loss = terms(xp, xp.abs(x - y), width)
-        return reduce_array(xp, loss.astype(x.dtype) if in_input_dtype else loss, reduction)
+        return reduce_array(xp, loss.astype(written) if in_input_dtype else loss, reduction)
     forward.__name__ = name
     loss = op(save=("x", "y"), node_name=name.title().replace("_", "") + "Backward0")(forward)
 
@@ -71,16 +74,27 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
     return loss
 
 
+@op(save="x", node_name="HardtanhBackward0")
+def _clipped(xp, x, width=1.0):
+    """x clipped to [-width, width] (NaN stays NaN)."""
+    return xp.clip(x, -width, width)
+
+
+# torch's smooth_l1/huber double backward: grad * (|d| < width), 0 at NaN (hardtanh's is 1)
+_clipped.defvjp(lambda g, x, width: g * (abs(x) < width))
+_clipped.defjvp(lambda t, x, width: t * (abs(x) < width))
+
+
 # torch's kernels: 0.5 d^2 / beta below beta, d - beta / 2 above; slope d / beta clipped to 1
 _smooth_l1 = _declare_piecewise_quadratic(
     "smooth_l1_loss",
     lambda xp, d, beta: xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta),
-    lambda d, beta: hardtanh(d, -beta, beta) / beta)
+    lambda d, beta: _clipped(d, width=beta) / beta)
 # 0.5 d^2 below delta, delta (d - delta / 2) above; slope d clipped to delta
 _huber = _declare_piecewise_quadratic(
     "huber_loss",
     lambda xp, d, delta: xp.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)),
-    lambda d, delta: hardtanh(d, -delta, delta), in_input_dtype=True)
+    lambda d, delta: _clipped(d, width=delta), in_input_dtype=True)
 
 
 def _is_bool(v) -> bool:

@@ -104,3 +104,18 @@ def bind_inputs(op, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
         raise missing_arguments(op.name, tuple(_TORCH_NAMES.get(name, name)
                                                for name in names[len(args):]))
     return args, kwargs
+
+
+def too_many_positionals(op, args: tuple, kwargs: dict) -> TypeError:
+    """Python's TypeError for more positionals than ``op``'s inputs and parameters (torch
+    refuses them; they were dropped)."""
+    if op.positionals_overloaded:
+        return invalid_combination(op.name, args, kwargs)
+    given = len(args)
+    positional = op.param_names[:op.positional_limit]
+    most = op.n_inputs + len(positional)
+    least = op.n_inputs + sum(name not in op.defaults for name in positional) + \
+        op.required_keywords
+    takes = (f"{most} positional argument{'' if most == 1 else 's'}" if least == most
+             else f"from {least} to {most} positional arguments")
+    return TypeError(f"{op.name}() takes {takes} but {given} were given")

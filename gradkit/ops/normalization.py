@@ -34,13 +34,15 @@ from gradkit.ops.reduction import mean
 from gradkit.ops.shape import repeat, reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import select
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating, scalar_type_name
+from gradkit.ops.variance import welford_mean
 
 
-def _normalize(x, axes, eps, rounded: bool = False):
+def _normalize(x, axes, eps, rounded: bool = False, welford: bool = False):
     """((x - mean) * rsqrt(var + eps), mean, biased var) over ``axes`` (kept); ``rounded``:
     with the mean and rsqrt rounded to float16 (torch's all-float16 batch norm normalizes
-    with the statistics it saves in float16)."""
-    mu = mean(x, axes, True)
+    with the statistics it saves in float16); ``welford``: the mean of equal values exact
+    (torch's group norm kernel)."""
+    mu = welford_mean(x, axes) if welford else mean(x, axes, True)
     centered = sub(x, mu)
     var = mean(mul(centered, centered), axes, True)
     rstd = rsqrt(add(var, eps))
@@ -346,11 +348,10 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
         # torch's NativeGroupNormBackward0 saves the input
         kept, weight, bias = _opmath(input, kept_for_backward(input), weight, bias)
         grouped = reshape(kept, (n, num_groups, math.prod(input.shape[1:]) // num_groups))
-        out, _, _ = _normalize(grouped, (2,), eps)
+        out, _, _ = _normalize(grouped, (2,), eps, welford=True)
         out = _affine(reshape(out, tuple(input.shape)), weight, bias, input)
         if weight is not None and n and not grouped.shape[2]:
-            # torch's weight gradient sums rstd * (sum(dy x) - sum(dy) mean) over the batch:
-            # 0 * NaN for an empty group (rstd = 1 / sqrt(0 / 0 + eps)); the sum adds nothing
+            # torch's weight gradient rstd * (sum(dy x) - sum(dy) mean) is 0 * NaN when empty
             out = add(out, mul(reshape(weight, channel_shape(input)), math.nan))
         return _in_input_layout(out, input)
     return one_node("NativeGroupNormBackward0", normalized, (input, weight, bias),

@@ -18,9 +18,9 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.reduction import sum
-from gradkit.ops.shape import (
-    _normalize_dim, _reshape_copy, expand, expand_refusal, permute, reshape, transpose,
-    unsqueeze)
+from gradkit.ops.expand_view import expand_refusal
+from gradkit.ops.shape import (_normalize_dim, _reshape_copy, expand, permute, reshape, transpose,
+                               unsqueeze)
 from gradkit.ops.triangular import diagonal_backward
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name, tensor_type_name)

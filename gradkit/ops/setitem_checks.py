@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.ops.shape import expand_refusal
+from gradkit.ops.expand_view import expand_refusal
 from gradkit.ops.unary_helpers import tensor_type_name
 
 NUMPY_SHAPES = re.compile(r"\(([\d, ]*)\)")  # the shapes in NumPy's messages: "(2, 3)"

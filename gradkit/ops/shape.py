@@ -13,6 +13,7 @@ from gradkit.autograd.batching import batch_dim, batch_shape
 from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
+from gradkit.ops.expand_view import expand_geometry, expand_refusal, expanded_view
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.unary_helpers import tensor_type_name
 from gradkit.tensor_arguments import tensor_parameters
@@ -183,62 +184,23 @@ t.defjvp(lambda tangent: t(tangent))
 
 @op(save="x.shape", linear=True, view=True, batchable=True)
 def expand(xp, x, *, sizes):
-    """A view of x with size-1 dims repeated to ``sizes`` (-1 keeps a dim)."""
-    sizes = tuple(sizes)
-    if len(sizes) < x.ndim:
-        raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x)))
-    lead = len(sizes) - x.ndim
-    target = tuple(x.shape[i - lead] if s == -1 and i >= lead else s
-                   for i, s in enumerate(sizes))
-    if target[lead:] == x.shape and all(s == 1 for s in target[:lead]):
-        out = x.reshape(target)  # nothing repeated: a writable view, as in torch
-    else:
-        try:
-            out = xp.broadcast_to(x, target)
-        except ValueError:
-            raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x))) from None
-    # torch's strides of the size-1 dims (NumPy's are 0): stride() shows them, and copy_
-    # compares them to tell a copy onto itself from one into an expanded tensor
-    return xp.lib.stride_tricks.as_strided(out, target, _expanded_strides(x, target))
-
-
-def _expanded_strides(x, target: tuple) -> tuple:
-    """torch's strides of x expanded to ``target`` (inferExpandGeometry): a dim keeps its
-    stride where its size stays (size 1 too), a repeated one is 0, a new leading dim spans the
-    dims after it; a 0-d x gives all 0."""
-    strides = [0] * len(target)
-    if x.ndim == 0:
-        return tuple(strides)
-    lead = len(target) - x.ndim
-    for i in range(len(target) - 1, -1, -1):
-        size, stride = (x.shape[i - lead], x.strides[i - lead]) if i >= lead else \
-            (1, target[i + 1] * strides[i + 1])
-        strides[i] = stride if size == target[i] else 0
-    return tuple(strides)
-
-
-def expand_refusal(shape, sizes, type_name: str) -> str | None:
-    """torch's message when a tensor of ``shape`` (of type ``type_name``,
-    ``torch.FloatTensor``) does not expand to ``sizes`` (-1 keeps a dim), None when it does:
-    too few sizes, then the innermost dimension that does not fit, as torch checks them."""
-    sizes, shape = [int(n) for n in sizes], [int(n) for n in shape]
-    if len(sizes) < len(shape):
-        return (f"expand({type_name}{{{shape}}}, size={sizes}): the number of sizes provided "
-                f"({len(sizes)}) must be greater or equal to the number of dimensions in the "
-                f"tensor ({len(shape)})")
-    for i in range(len(sizes) - 1, -1, -1):
-        dim = i - len(sizes) + len(shape)
-        size, wanted = (shape[dim] if dim >= 0 else 1), sizes[i]
-        if wanted == -1:
-            if dim < 0:
-                return ("The expanded size of the tensor (-1) isn't allowed in a leading, "
-                        f"non-existing dimension {i}")
-            wanted = size
-        if size != wanted and size != 1:
-            return (f"The expanded size of the tensor ({wanted}) must match the existing size "
-                    f"({size}) at non-singleton dimension {i}.  Target sizes: {sizes}.  Tensor "
-                    f"sizes: {shape}")
-    return None
+    """A view of x with size-1 dims repeated to ``sizes`` (-1 keeps a dim), with torch's
+    strides (stride() shows them, and copy_ compares them to tell a copy onto itself from one
+    into an expanded tensor)."""
+    out = expanded_view(x, sizes)  # a C-contiguous NumPy array: one call
+    if out is not None:
+        return out
+    geometry = expand_geometry(x.shape, x.strides, sizes)
+    if geometry is None:  # (torch makes a negative size where another is 0: NumPy cannot)
+        raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x)) or
+                           f"expand: negative size in {list(sizes)}")
+    target, strides, repeats = tuple(geometry[0]), tuple(geometry[1]), geometry[2]
+    try:  # nothing repeated: a writable view, as in torch
+        out = xp.broadcast_to(x, target) if repeats else x.reshape(target)
+    except ValueError as error:  # more elements than torch counts, or NumPy addresses
+        raise RuntimeError(expand_refusal(x.shape, sizes, tensor_type_name(x)) or
+                           str(error)) from None
+    return xp.lib.stride_tricks.as_strided(out, target, strides)
 
 
 def _sum_to(g, shape):

@@ -178,10 +178,12 @@ def _as_strided(xp, x, *, size, stride, storage_offset, source):
 
 
 def _as_strided_vjp(g, size, stride, storage_offset, source):
-    grad = through_storage(g, (size, stride, storage_offset), source, source)
-    # an empty view's: torch's as_strided_backward returns new zeros, off the graph (breadth
-    # seed 1119326: a double backward found none there)
-    return grad.detach() if isinstance(grad, Tensor) and not np.prod(size) else grad
+    if 0 in size:  # torch's as_strided_backward: new zeros, off the graph of g
+        data = getattr(g, "_data", g)
+        batch = data.shape[:data.ndim - len(size)]  # a batched backward's leading dims
+        zeros = get_array_module(data).zeros(batch + tuple(source[0]), data.dtype)
+        return zeros if data is g else Tensor._make(zeros)
+    return through_storage(g, (size, stride, storage_offset), source, source)
 
 
 _as_strided.defvjp(_as_strided_vjp)

@@ -11,7 +11,9 @@ from gradkit.int_arguments import function_form, ints_reader
 from gradkit.numbers_hooks import chain, combination_of
 from gradkit.number_arguments import numbers_reader
 
+from gradkit.backend import get_array_module
 from gradkit.ops._op import op
+from gradkit.ops.arithmetic import add
 from gradkit.ops.complex import conj, real
 from gradkit.ops.piecewise import where
 from gradkit.ops.keywords import numpy_keywords
@@ -54,9 +56,27 @@ def _welford_zeros(xp, x, ax: tuple, result, always: bool):
     element (torch's all-reduce is two-pass, as NumPy's; breadth 79355)."""
     if (result.size <= 1 and not always) or not ax:
         return result
-    first = x[tuple(slice(0, 1) if i in ax else slice(None) for i in range(x.ndim))]
-    equal = xp.all(x == first, axis=ax, keepdims=True) & xp.isfinite(first)
+    equal, _ = constant_along(xp, x, ax)
     return xp.where(equal.reshape(result.shape), 0, result).astype(result.dtype, copy=False)
+
+
+def welford_mean(x, dims: tuple):
+    """``mean(x, dims, keepdim=True)``, exactly the value of the rows whose values are all
+    equal, as torch's Welford pass (layer and group norm) gives: the correction added is a
+    constant (Sterbenz: first - mean is exact), so the derivatives are the mean's."""
+    mu = mean(x, dims, True)
+    xp = get_array_module(x._data)
+    constant, first = constant_along(xp, x._data, dims)
+    if not constant.any():
+        return mu
+    return add(mu, type(x)._make(xp.where(constant, first - mu._data, 0).astype(mu._data.dtype)))
+
+
+def constant_along(xp, x, ax: tuple) -> tuple:
+    """(where the values along ``ax`` are all equal and finite, their first value), both
+    keeping ``ax`` as one-element dims: a Welford pass's mean there is that value exactly."""
+    first = x[tuple(slice(0, 1) if i in ax else slice(None) for i in range(x.ndim))]
+    return xp.all(x == first, axis=ax, keepdims=True) & xp.isfinite(first), first
 
 
 def _unbiased_overload(function: str):

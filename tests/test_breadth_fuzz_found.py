@@ -487,6 +487,430 @@ def test_integer_scaled_sum_of_nothing_refuses_a_float_beta_only_with_elements(
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
 
 
+@pytest.mark.parametrize("row", [[0.58, -0.15, -math.inf], [0.58, math.inf, 0.1],
+                                 [math.inf, -math.inf, 0.2], [math.nan, 0.1, 0.2],
+                                 [0.5, 0.2, -0.1]])
+@pytest.mark.parametrize("target", [0, 2])
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("incoming", [-0.5, math.inf])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multi_margin_gradient_at_an_infinite_hinge(row, target, p, incoming, weighted):
+    """torch's kernel gives the target class minus the other slopes' sum, then multiplies
+    every slope by the incoming gradient (breadth seed 1077035: x = [0.58, -0.15, -inf],
+    target 2); gradkit subtracted ``mask * sum``, whose 0 * inf made the others NaN."""
+    def program(m):
+        x = m.tensor([row], dtype=m.float64, requires_grad=True)
+        weight = m.tensor([1.0, 2.0, 0.5], dtype=m.float64) if weighted else None
+        loss = m.nn.functional.multi_margin_loss(x, m.tensor([target]), p=p, weight=weight,
+                                                 reduction="none")
+        return m.autograd.grad(loss, x, m.full_like(loss, incoming))[0]
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+def test_multi_margin_seed_agrees():
+    program = Program("breadth", (Leaf((3,), "float64", True, True),), (
+        Step("n_multi_margin", (0,), {"labels": [2], "lists": [2, 0, -1], "p": 2,
+                                      "reduction": "none"}),), True, 1077035)
+    assert diff_program(program) == ([], None)
+
+
+@pytest.mark.parametrize("matrix, dtype", [
+    ([[math.inf, math.nan], [math.nan, math.inf]], "float64"),   # OpenBLAS: [[inf, 0], [0, inf]]
+    ([[math.inf, math.nan], [math.nan, math.inf]], "float32"),
+    ([[1.0, math.nan], [math.nan, 1.0]], "float64"), ([[4.0, 1.0, 0.0], [1.0, math.nan, 0.0],
+                                                        [0.0, 0.0, 1.0]], "float64"),
+    ([[1.0, 0.0], [0.0, math.inf]], "float64"), ([[1.0, math.inf], [math.inf, 1.0]], "float64"),
+    ([[math.inf, 0.0], [math.nan, math.inf]], "float64")])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("batched", [False, True])
+def test_cholesky_of_a_non_finite_matrix_fails_at_a_nan_pivot(matrix, dtype, upper, batched):
+    """torch's potrf fails at the NaN pivot of a matrix with a NaN in the triangle it reads, as
+    cholesky_ex's info says (breadth seed 1070435: cholesky_inverse of m m^T + I with an
+    infinite m); OpenBLAS's lost the NaN and gradkit computed. cholesky_ex(upper=True) read the
+    lower triangle for its info."""
+    def program(m, call):
+        a = m.tensor(matrix, dtype=getattr(m, dtype))
+        a = m.stack([m.eye(len(matrix), dtype=a.dtype), a]) if batched else a
+        if call == "cholesky":
+            return m.linalg.cholesky(a, upper=upper)
+        return m.linalg.cholesky_ex(a, upper=upper, check_errors=call == "checked")[0]
+    for call in ("cholesky", "checked", "ex"):
+        mine, theirs = (_outcome(lambda m=m, call=call: program(m, call))
+                        for m in (gradkit, torch))
+        assert mine[0] == theirs[0].lstrip("_") and (mine[0] != "LinAlgError" or
+                                                     mine[1] == theirs[1])
+        if mine[0] == "ok":
+            np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+@pytest.mark.parametrize("matrix", [[[1.0, 5.0], [0.1, 1.0]], [[1.0, 0.1], [5.0, 1.0]],
+                                    [[4.0, 2j], [7.0, -1.0]], [[4.0, 7.0], [2j, 1.0]]])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_ex_reads_the_triangle_it_factors(matrix, upper):
+    def program(m):
+        a = m.tensor(matrix, dtype=m.complex128 if isinstance(matrix[0][1], complex) or
+                     isinstance(matrix[1][0], complex) else m.float64)
+        factor, info = m.linalg.cholesky_ex(a, upper=upper)
+        return m.cat([factor.reshape(-1), info.reshape(1).to(factor.dtype)])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 0), (2, 1, 0), (1, 2, 0), (2, 4, 0, 3), (0, 2, 3)])
+@pytest.mark.parametrize("call", ["group_norm", "native_group_norm", "F.group_norm"])
+def test_group_norm_weight_gradient_of_an_empty_group(shape, call):
+    """torch's weight gradient is rstd * (sum(dy x) - sum(dy) mean) summed over the batch:
+    NaN for an empty group (its rstd is NaN), 0 for an empty batch (breadth seed 1067804)."""
+    def program(m):
+        x = m.zeros(shape, requires_grad=True)
+        weight = m.ones(shape[1], requires_grad=True)
+        bias = m.zeros(shape[1], requires_grad=True)
+        out = {"group_norm": lambda: m.group_norm(x, 1, weight, bias),
+               "F.group_norm": lambda: m.nn.functional.group_norm(x, 1, weight, bias),
+               "native_group_norm": lambda: m.native_group_norm(
+                   x, weight, bias, shape[0], shape[1], math.prod(shape[2:]), 1, 1e-5)[0]}[call]()
+        return m.cat([g.reshape(-1) for g in m.autograd.grad(out.sum(), (weight, bias))])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    np.testing.assert_array_equal(mine[1], theirs[1])
+    assert math.isnan(mine[1][0]) == (shape[0] > 0 and 0 in shape[2:])
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 0), (2, 3, 0), (0, 2, 3)])
+def test_native_norm_statistics_of_no_elements(shape):
+    """torch's kernels leave the mean of an empty group or row 0 (its rstd NaN)."""
+    def program(m):
+        x = m.zeros(shape)
+        _, mean, rstd = m.native_group_norm(x, None, None, shape[0], shape[1], shape[2], 1,
+                                            1e-5)
+        _, lmean, lrstd = m.native_layer_norm(x, shape[-1:], None, None, 1e-5)
+        return m.cat([t.reshape(-1) for t in (mean, rstd, lmean, lrstd)])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+def test_group_norm_seed_agrees():
+    program = Program("breadth", (Leaf((0,), "complex64", True), Leaf((), "complex64", True),
+                                  Leaf((0,), "float32", False)), (
+        Step("fb_aten_norm", (2, 1), {"kind": "native_group_norm", "affine": True,
+                                      "eps": 1e-05}),), False, 1067804)
+    assert diff_program(program) == ([], None)
+
+
+def test_topk_among_equal_values_is_known():
+    """Known difference (docs/api.md, "`topk` may pick other indices than gradkit among equal
+    values"; breadth seed 1061570): the top 3 of a column of four zeros are the first three
+    in gradkit (stable), others in torch, so the gradient goes elsewhere."""
+    def picked(m):
+        return m.topk(m.zeros(4, 1, dtype=m.float64), 3, dim=0).indices.reshape(-1).tolist()
+    assert picked(gradkit) == [0, 1, 2]
+    assert sorted(picked(torch)) != [0, 1, 2]
+    program = Program("breadth", (Leaf((3,), "float64", True, True),), (
+        Step("s_diagflat", (0,), {"offset": 1}),
+        Step("b_topk", (1,), {"dim": 0, "k": 3, "largest": True})), False, 1061570,
+        backward=True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("topk among equal values")
+    assert not diff_program(dataclasses.replace(program, steps=program.steps[:1]))[0]
+
+
+def test_cdist_double_backward_with_an_integer_tensor_torch_marks_is_known():
+    """Two Known differences in one program (breadth seed 1064727): ``int.gt_(x)`` requires
+    grad in torch (not in gradkit), and torch's cdist has no double backward; the cdist
+    entry now lets the integer flags differ."""
+    for m, flag in ((gradkit, False), (torch, True)):
+        x = m.tensor(0.07, dtype=m.float64, requires_grad=True)
+        assert m.tensor(4).gt_(x).requires_grad == flag
+    program = Program("breadth", (Leaf((), "float64", True), Leaf((), "int64", False)), (
+        Step("fb_compare_", (1, 0), {"name": "gt", "scalar": None}),
+        Step("s_cdist_self", (0,), {"p": 0.5})), True, 1064727)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("cdist's and pdist's second derivative exists")
+
+
+def test_complex_corrcoef_of_values_equal_but_for_rounding_is_known():
+    """Known difference (docs/numerics.md, "a variable whose values are equal but for
+    rounding"; breadth seed 1071948): complex64 values one ulp from torch's, upstream of a
+    corrcoef of three equal values: its variance is 5e-18 (corrcoef 1) or 0 (NaN) as the
+    values round; the classifier knew real values only."""
+    for value, expected in ((0.22297412 - 0.01567837j, 1), (0.1 + 0j, 1)):
+        for m in (gradkit, torch):
+            assert m.corrcoef(m.full((1, 3), value, dtype=m.complex64)).item() == expected
+    for m in (gradkit, torch):
+        assert math.isnan(m.corrcoef(m.full((1, 3), 0.1, dtype=m.float32)).item())
+    program = Program("breadth", (Leaf((), "complex64", True),), (
+        Step("l_tensorinv", (0,), {"n": 1}), Step("l_tensorinv", (1,), {"n": 1}),
+        Step("fft_fftn", (2,), {"s": (3,), "dim": (-2,), "norm": "ortho"}),
+        Step("e2_corrcoef", (3,), {})), True, 1071948, backward=True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("corrcoef of a variable equal but for rounding")
+
+
+def test_single_precision_matrix_exp_gradient_of_a_large_norm_is_known():
+    """Known difference (docs/numerics.md, "amplify each algorithm's"; breadth seed 1064464):
+    matrix_exp's complex64 gradient for an incoming gradient G ~ 3e4 is a relative |G| * eps
+    from the complex128 one in both libraries (gradkit's the nearer here), so they are 1e-3
+    apart; the classifier allowed 1e-5 (float64's G ~ 1e10)."""
+    a = np.array([[0.8165438 + 0.55747545j]])
+
+    def gradient(m, dtype):
+        x = m.tensor(a, dtype=dtype, requires_grad=True)
+        loss = (m.linalg.matrix_exp(x) * (2.7e4 * (0.3 - 0.7j))).real.sum()
+        return complex(m.autograd.grad(loss, x)[0].item())
+    truth = gradient(torch, torch.complex128)
+    assert truth == pytest.approx(2.7e4 * (0.3 + 0.7j) * np.exp(a.conj()).item(), rel=1e-12)
+    mine, theirs = gradient(gradkit, gradkit.complex64), gradient(torch, torch.complex64)
+    assert abs(mine - truth) < abs(theirs - truth) < 2e-3 * abs(truth)
+    assert abs(mine - theirs) > 1e-5 * abs(truth)
+    program = Program("breadth", (Leaf((1,), "complex64", True),), (
+        Step("l_matrix_exp", (0,), {"n": 1}), Step("b_searchsorted", (0,), {}),
+        Step("b_scatter_add", (2,), {"dim": -1, "index": [0, 0]}), Step("b_polar", (3, 3), {}),
+        Step("fb_convolution", (4, 4), {"shape": (1, 1, 1), "kernel": 1, "stride": 1,
+                                        "padding": 1, "transposed": False, "bias": True}),
+        Step("e2_float_power", (1, 5), {})), True, 1064464)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known.startswith("matrix_exp's gradient for a large incoming gradient")
+
+
+@pytest.mark.parametrize("row", [[0.58, -0.15, -math.inf], [0.58, math.inf, 0.1],
+                                 [math.inf, -math.inf, 0.2], [0.5, 0.2, -0.1]])
+@pytest.mark.parametrize("targets", [[2, -1, 0], [0, 1, -1], [1, 1, 2]])
+@pytest.mark.parametrize("incoming", [-0.5, math.inf, math.nan])
+def test_multilabel_margin_gradient_times_an_infinite_incoming_one(row, targets, incoming):
+    """torch's kernel adds 1 / C per counted pair and multiplies by the incoming gradient
+    last: an infinite one gives infinite slopes (NaN where 0); gradkit's product with 0
+    counts made every slope NaN."""
+    def program(m):
+        x = m.tensor([row], dtype=m.float64, requires_grad=True)
+        loss = m.nn.functional.multilabel_margin_loss(x, m.tensor([targets]), reduction="sum")
+        return m.autograd.grad(loss, x, m.full_like(loss, incoming))[0]
+    np.testing.assert_array_equal(_outcome(lambda: program(gradkit))[1],
+                                  _outcome(lambda: program(torch))[1])
+
+
+@pytest.mark.parametrize("loss", ["multi_margin_loss", "multilabel_margin_loss"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_margin_loss_gradients_are_torchs_bits(loss, dtype, reduction):
+    """Both backward kernels' arithmetic (a running sum of the slopes, the incoming gradient
+    last) gives torch's bits, repeated targets and twelve classes included."""
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        n, c = int(rng.integers(1, 4)), int(rng.integers(1, 13))
+        x0, incoming = rng.normal(size=(n, c)).astype(dtype), rng.normal(size=n).astype(dtype)
+        labels = rng.integers(-1, c, size=(n, c)) if loss == "multilabel_margin_loss" else \
+            rng.integers(0, c, size=n)
+        weight = rng.uniform(0.1, 2, size=c).astype(dtype)
+        grads = []
+        for m in (gradkit, torch):
+            x = m.tensor(x0, requires_grad=True)
+            extra = {"p": 2, "margin": 0.7, "weight": m.tensor(weight)} \
+                if loss == "multi_margin_loss" else {}
+            out = getattr(m.nn.functional, loss)(x, m.tensor(labels), reduction=reduction,
+                                                 **extra)
+            g = m.tensor(incoming).reshape(out.shape) if out.ndim else m.tensor(incoming[0])
+            grads.append(m.autograd.grad(out, x, g)[0].numpy())
+        np.testing.assert_array_equal(*grads)
+
+
+SOFT_MARGIN_OPERANDS = [
+    ("float32", [1.0], "complex64", [1.0]), ("float64", [1.0], "complex128", [1j]),
+    ("float32", [1.0, 2.0], "complex128", 1j), ("int64", [1, 2], "complex64", [1j, 1j]),
+    ("int64", [1, 2], "float32", [1.0, 3.0]), ("int64", [1, 2], "int64", [1, 1]),
+    ("int8", [1, 2], "float64", 1.5), ("int64", [1, 2], "float32", [1.0, 1, 1]),
+    ("int64", 1, "float32", [1.0, 1.0]), ("float32", [1.0], "float64", [-1.0])]
+
+
+@pytest.mark.parametrize("dtype, values, target_dtype, target", SOFT_MARGIN_OPERANDS)
+def test_soft_margin_loss_refuses_a_result_its_buffer_cannot_hold(dtype, values, target_dtype,
+                                                                  target):
+    """torch writes -input into a buffer of input's dtype, then ``mul_(target)`` and ``exp_``:
+    a complex target of a real input is refused with its result type (breadth seed 1080348),
+    and an integer input by the first result type it cannot hold, after the shape check."""
+    def program(m):
+        return m.nn.functional.soft_margin_loss(m.tensor(values, dtype=getattr(m, dtype)),
+                                                m.tensor(target, dtype=getattr(m, target_dtype)))
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine[0] == theirs[0] and (mine[0] == "ok" or mine[1] == theirs[1])
+
+
+def test_phase_check_of_gradients_through_a_repeated_eigenvalue_is_known():
+    """Known difference (docs/numerics.md, "basis of its eigenspace (not an orthogonal one)";
+    breadth seed 1086692): eig of a constant 3 x 3 matrix plus 2 I (eigenvalue 2 twice) gives
+    each LAPACK's own eigenvectors, and the gradients through them are as arbitrary: gradkit's
+    complex SVD backward before it refuses their phase term, torch's computes."""
+    c = 2.0487533
+    for m in (gradkit, torch):
+        values = m.linalg.eigvals(m.full((3, 3), c, dtype=m.float64) + 2 * m.eye(3)).real
+        assert sorted(values.tolist()) == pytest.approx([2, 2, 2 + 3 * c])
+    program = Program("breadth", (Leaf((), "complex64", True), Leaf((), "int64", False),
+                                  Leaf((), "bool", False)), (
+        Step("b_svd_prod", (0,), {"n": 1}),
+        Step("f_grid_sample", (3, 0), {"shape": (1, 1, 1, 1), "affine": True, "out": (3, 3),
+                                       "mode": "bilinear", "padding_mode": "reflection",
+                                       "align_corners": True}),
+        Step("l_eig_pairs", (4,), {"n": 3})), False, 1086692, backward=True)
+    problems, known = diff_program(program)
+    assert problems[0].startswith("extra error: gradkit raised ('backward'")
+    assert known == "eig's eigenvectors of a repeated eigenvalue: any basis of its eigenspace"
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_along_a_stride_zero_dim_is_known(name):
+    """Known difference (docs/numerics.md, "read memory they did not write"; breadth seed
+    1092789): torch's median/nanmedian along a dim of stride 0 return a value no element
+    holds; gradkit's is the median of the equal values."""
+    def median(m, expanded):
+        x = m.tensor([0.5, 0.7], dtype=m.float64).reshape(2, 1)
+        rows = x.expand(2, 3) if expanded else x.expand(2, 3).contiguous()
+        return getattr(m, name)(rows, -1).values.tolist()
+    assert median(gradkit, True) == median(gradkit, False) == median(torch, False) == [0.5, 0.7]
+    assert median(torch, True) != [0.5, 0.7]
+    program = Program("breadth", (Leaf((), "float64", True), Leaf((), "float64", False)), (
+        Step("fb_as_strided", (1,), {"size": (1, 3), "stride": (3, 0), "offset": 0}),
+        Step(f"b_{name}", (2,), {"dim": -1, "keepdim": True})), False, 1092789, backward=True)
+    problems, known = diff_program(program)
+    assert problems[0].startswith("values[3]")
+    assert known == "median/nanmedian along a stride-0 dim: torch's reads memory it did not write"
+
+
+@pytest.mark.parametrize("requiring", ["other", "input", "input2", "all"])
+@pytest.mark.parametrize("written", ["other", "input", "input2", "result", "none"])
+@pytest.mark.parametrize("view", [False, True])
+def test_ormqr_refuses_a_write_into_any_input_it_saved(requiring, written, view):
+    """torch's OrmqrBackward0 saves input, input2, input3 and the result: a write into any of
+    them before backward is refused (breadth seed 1094093: ``conj_physical_`` of the base of
+    input3); gradkit's composite kept only what its product's nodes needed."""
+    def program(m):
+        a, tau = m.geqrf(m.tensor([[2.7 + 0.1j, 0.3], [0.2j, 1.5]], dtype=m.complex128))
+        a, tau = (t.clone().requires_grad_(requiring in (name, "all"))
+                  for t, name in ((a, "input"), (tau, "input2")))
+        leaf = m.tensor([[0.7 + 0.1j, 1], [2, 3j]], dtype=m.complex128,
+                        requires_grad=requiring in ("other", "all"))
+        base = leaf * 1
+        out = m.ormqr(a, tau, base[:, :1] if view else base * 1)
+        target = {"other": base, "input": a, "input2": tau, "result": out, "none": None}[written]
+        if target is not None:
+            target.detach().mul_(1) if target is not base else base.conj_physical_()
+        grads = m.autograd.grad(out.abs().sum(), [t for t in (a, tau, leaf) if t.requires_grad])
+        return m.cat([g.reshape(-1) for g in grads])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine[0] == theirs[0]
+    if mine[0] != "ok":  # (gradkit names a stale view's node otherwise than torch's AsStrided)
+        assert mine[1].split(", which is")[0] == theirs[1].split(", which is")[0]
+    else:
+        np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-12)
+    assert (mine[0] != "ok") == (written in ("input", "input2", "result") or
+                                 written == "other" and view)
+
+
+def test_ormqr_saves_torchs_tensors():
+    def saved(m):
+        a, tau = m.geqrf(m.tensor([[2.0, 0.3], [0.2, 1.5]], dtype=m.float64))
+        other = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64, requires_grad=True)
+        node = m.ormqr(a, tau, other).grad_fn
+        return [getattr(node, f"_saved_{name}").detach().numpy() for name in
+                ("self", "input2", "input3", "result")]
+    for mine, theirs in zip(saved(gradkit), saved(torch)):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-15, atol=1e-15)
+
+
+def test_second_derivative_of_abs_of_xlog1py_by_inf():
+    """torch's SpecialXlog1PyBackward0/1 pass sgn's zero tensor on to y (``g * x / (y + 1)``
+    is not computed), so abs(xlog1py(inf, |x|))'s second derivative is -inf, not 0 * inf
+    (breadth seed 1099941); XlogyBackward1 (a number x) too."""
+    def second(m, fn):
+        x = m.tensor([0.3, -2.0], dtype=m.float64, requires_grad=True)
+        y = fn(m)(math.inf, x.abs())
+        g, = m.autograd.grad(y.abs().sum() * 0.7, x, create_graph=True)
+        return m.autograd.grad(g.sum() * 0.3, x)[0].tolist()
+    for fn in (lambda m: m.special.xlog1py, lambda m: m.xlogy):
+        assert second(gradkit, fn) == second(torch, fn)
+    assert second(gradkit, lambda m: m.special.xlog1py) == [-math.inf, -math.inf]
+
+
+def test_pixel_unshuffle_of_an_empty_tensor_then_a_refused_shape_is_known():
+    """Known difference (docs/numerics.md, "input unchanged, whatever the factor"; breadth seed
+    1097530): torch's pixel_unshuffle of an empty (0, 1, 2, 2) tensor keeps that shape, which
+    zeta with a (0,) tensor then refuses; gradkit's (0, 4, 1, 1) broadcasts."""
+    for m, shape in ((gradkit, [0, 4, 1, 1]), (torch, [0, 1, 2, 2])):
+        assert list(m.nn.functional.pixel_unshuffle(m.zeros(0, 1, 2, 2), 2).shape) == shape
+    program = Program("breadth", (Leaf((0,), "float64", True), Leaf((), "float64", True)), (
+        Step("n_resample", (0,), {"kind": "unshuffle", "shape": (0, 1, 2, 2), "k": 2}),
+        Step("sp_zeta", (0, 2), {})), True, 1097530)
+    problems, known = diff_program(program)
+    assert problems[0].startswith("missing error: torch raised ('step 1 (sp_zeta)'")
+    assert known == "pixel_(un)shuffle of an empty tensor has the op's shape (torch: the input's)"
+
+
+def test_classifier_reads_eig_of_a_0_by_0_matrix():
+    """eig of a 0 x 0 matrix has no eigenvalues to compare: the repeated-spectrum check
+    skips it (breadth seed 1120328 was a harness error: max of an empty array)."""
+    program = Program("breadth", (Leaf((), "complex64", True), Leaf((1,), "bool", False),
+                                  Leaf((), "int64", False)), (
+        Step("l_eig_pairs", (0,), {"n": 0}),
+        Step("fb_unfold", (0,), {"dim": 0, "size": 1, "step": 2}),
+        Step("fb_as_strided_scatter", (4, 0), {"size": (0, 1, 2), "stride": (1, 3, 0),
+                                               "offset": 1}),
+        Step("s_diagflat", (5,), {"offset": 2})), True, 1120328)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("as_strided_scatter's gradient of self")
+
+
+@pytest.mark.parametrize("mode, shape", [("linear", (1, 1, 5)), ("bilinear", (1, 1, 2, 3)),
+                                         ("trilinear", (1, 1, 1, 2, 3))])
+@pytest.mark.parametrize("resize", [{"scale_factor": 1.0}, {"scale_factor": 1.2},
+                                    {"scale_factor": 1.5}, {"size": "same"}])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linear_interpolation_to_the_same_size_copies_as_torch(mode, shape, resize,
+                                                               align_corners, dtype):
+    """torch's linear kernels "simply copy" where a dim keeps its size: x * 1 + x * 0, NaN at
+    an infinite element, its neighbours untouched (breadth seed 1127505); gradkit blended the
+    next element with weight 0 (0 * inf made the neighbour NaN)."""
+    values = [1.0, math.inf, 2.0, 3.0, math.nan, -math.inf][:math.prod(shape)]
+    resize = {"size": shape[2:]} if resize == {"size": "same"} else resize
+
+    def program(m):
+        x = m.tensor(values, dtype=getattr(m, dtype)).reshape(shape)
+        return m.nn.functional.interpolate(x, mode=mode, align_corners=align_corners, **resize)
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert str(mine) == str(theirs)
+
+
+@pytest.mark.parametrize("call", ["as_strided", "as_strided_", "as_strided_copy", "slice"])
+def test_gradient_through_an_empty_as_strided_view_has_no_graph(call):
+    """torch's as_strided_backward gives an empty view new zeros, off the graph, so a
+    create_graph gradient through it alone has none (breadth seed 1119326: torch's double
+    backward found nothing to differentiate); a slice's keeps its graph in both."""
+    def gradient(m):
+        x = m.tensor([0.5, 1.0], dtype=m.float64, requires_grad=True)
+        y = x * 2
+        empty = {"as_strided": lambda: y.as_strided((3, 0), (1, 0), 1),
+                 "as_strided_": lambda: y.as_strided_((3, 0), (1, 0), 1),
+                 "as_strided_copy": lambda: m.as_strided_copy(y, (3, 0), (1, 0), 1),
+                 "slice": lambda: y[:0]}[call]()
+        g, = m.autograd.grad(empty.exp().sum() + x.sum() * 0.5, x, create_graph=True)
+        return g.tolist(), g.requires_grad
+    assert gradient(gradkit) == gradient(torch) == ([0.5, 0.5], call == "slice")
+
+
+def test_cdist_double_backward_after_another_known_difference_is_known():
+    """Two Known differences (breadth seed 1136505): as_strided_scatter's gradient of self
+    (docs/api.md), then torch's cdist without a double backward; the cdist entry now lets the
+    first-order results differ as another Known explains."""
+    program = Program("breadth", (Leaf((3, 3), "float32", True),), (
+        Step("fb_as_strided_scatter", (0, 0), {"size": (), "stride": (), "offset": 0}),
+        Step("s_cdist", (1, 1), {"p": 2, "mode": "donot_use_mm_for_euclid_dist"})),
+        True, 1136505)
+    problems, known = diff_program(program)
+    assert problems[0].startswith("missing error: torch raised ('double backward'")
+    assert known.startswith("cdist's and pdist's second derivative exists")
+    first_order = dataclasses.replace(program, create_graph=False)
+    assert diff_program(first_order)[1].startswith("as_strided_scatter's gradient of self")
+
+
 @pytest.mark.parametrize("requires_grad", [False, True])
 @pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
 def test_soft_margin_loss_of_a_complex_input_has_no_derivative(requires_grad, dtype):

@@ -163,8 +163,12 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
 def _statistics(x: Tensor, dims: tuple, eps: float, shape: tuple,
                 welford: bool = True) -> tuple[Tensor, Tensor]:
     """(mean, 1/sqrt(biased variance + eps)) of ``x`` over ``dims``, reshaped to ``shape``;
-    ``welford``: the mean of equal values exact, as torch's layer and group norm kernels."""
-    mean = welford_mean(x, dims) if welford else x.mean(dims, keepdim=True)
+    ``welford``: the mean of equal values exact, as torch's layer and group norm kernels,
+    and the mean of no elements 0, as they leave it (the variance is NaN)."""
+    if not np.prod([x.shape[d] for d in dims]):
+        mean = x.sum(dims, keepdim=True)
+    else:
+        mean = welford_mean(x, dims) if welford else x.mean(dims, keepdim=True)
     rstd = (x.var(dims, unbiased=False, keepdim=True) + eps).rsqrt()
     return mean.reshape(shape), rstd.reshape(shape)
 

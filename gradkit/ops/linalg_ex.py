@@ -38,9 +38,9 @@ def _info(xp, x, *, kind):
 @op(name="linalg_ex_unfinished")
 def _unfinished(xp, a, b, *, kind, upper=False, left=True):
     """What LAPACK returns for matrices it could not finish (a constant, no gradient)."""
-    if kind == "cholesky":
-        factor = xp.asarray(_cholesky_parts(a)[0])
-        return xp.conj(xp.swapaxes(factor, -1, -2)) if upper else factor
+    if kind == "cholesky":  # upper: U is the lower factor of a^T, transposed (as _cholesky)
+        factor = xp.asarray(_cholesky_parts(xp.swapaxes(a, -1, -2) if upper else a)[0])
+        return xp.swapaxes(factor, -1, -2) if upper else factor
     if not left:  # X A = B solved as A^T X^T = B^T
         a, b = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2)
     lu, pivots, _ = getrf(xp, a)
@@ -97,7 +97,8 @@ def cholesky_ex(x, *, upper: bool = False, check_errors: bool = False):
     """(L, info): info is the order of the first leading minor that is not positive-definite
     (0: x is positive-definite)."""
     check_matrices("linalg.cholesky", x._data, half=kernel_error("cholesky_cpu"))  # its name
-    info = _info(x, kind="cholesky")
+    # upper: potrf('U') reads x's upper triangle, the lower one of x^T
+    info = _info(x.mT if upper else x, kind="cholesky")
     if not _failed(info):
         return CholeskyExResult(cholesky(x, upper=upper), info)
     if check_errors:

@@ -209,22 +209,14 @@ def _cholesky_parts(x):
     return factors.reshape(x.shape), infos.reshape(x.shape[:-2])
 
 
-def _not_positive_definite(x) -> LinAlgError:
-    host_x = host(x)
-    batch = host_x.reshape((-1,) + host_x.shape[-2:])
-    for index, matrix in enumerate(batch):
-        for order in range(1, matrix.shape[-1] + 1):
-            try:  # LAPACK's potrf fails at a NaN pivot too; NumPy's returns the NaN
-                failed = np.isnan(np.linalg.cholesky(matrix[:order, :order])).any()
-            except np.linalg.LinAlgError:
-                failed = True
-            if failed:
-                return LinAlgError(
-                    f"linalg.cholesky: {_batch_prefix(x, index)}The factorization could not be "
-                    "completed because the input is not positive-definite (the leading minor of "
-                    f"order {order} is not positive-definite).")
-    return LinAlgError("linalg.cholesky: The factorization could not be completed because the "
-                       "input is not positive-definite.")
+def _not_positive_definite(x, infos) -> LinAlgError:
+    """torch's error for the first matrix of ``x`` whose potrf ``infos`` says failed."""
+    flat = np.asarray(infos).reshape(-1)
+    index = int(np.argmax(flat > 0))
+    return LinAlgError(
+        f"linalg.cholesky: {_batch_prefix(x, index)}The factorization could not be completed "
+        "because the input is not positive-definite (the leading minor of order "
+        f"{int(flat[index])} is not positive-definite).")
 
 
 @op(save="result", node_name="LinalgCholeskyExBackward0")
@@ -236,15 +228,17 @@ def _cholesky(xp, x, *, upper=False):
     try:
         lower = xp.linalg.cholesky(source)
     except np.linalg.LinAlgError:
-        # NumPy's potrf and torch's part at rounding level on nearly singular matrices (a
-        # Wishart draw, eigenvalue -2e-9 in float32): LAPACK's unblocked potf2 decides, as
-        # cholesky_ex's info does, and torch factors what it passes
+        lower = None
+    # LAPACK's unblocked potf2 decides, as cholesky_ex's info does, where NumPy's potrf and
+    # torch's part at rounding level on nearly singular matrices (a Wishart draw, eigenvalue
+    # -2e-9 in float32; torch factors what it passes), where NumPy's returns a NaN pivot, and
+    # for a non-finite matrix, whose NaN OpenBLAS's potrf may lose ([[inf, nan], [nan, inf]]
+    # factors to [[inf, 0], [0, inf]] there; MKL's, in torch, fails: breadth seed 1070435)
+    if lower is None or xp.isnan(lower).any() or not xp.isfinite(source).all():
         factors, infos = _cholesky_parts(source)
         if infos.any():
-            raise _not_positive_definite(source) from None
-        lower = xp.asarray(factors)
-    if xp.isnan(lower).any():  # a NaN pivot (any NaN in the factor makes a later pivot NaN)
-        raise _not_positive_definite(source)
+            raise _not_positive_definite(source, infos) from None
+        lower = xp.asarray(factors) if lower is None else lower
     return xp.swapaxes(lower, -1, -2) if upper else lower
 
 

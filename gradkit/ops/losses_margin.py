@@ -23,7 +23,7 @@ from gradkit.ops.linalg_norms import vector_norm
 from gradkit.ops.losses import (
     check_reduction, legacy_reduction, reduce_array, reduce_loss, refuse_grad, spread_loss_grad)
 from gradkit.ops.piecewise import minimum, where, zeros_like
-from gradkit.ops.promotion import promote_types
+from gradkit.ops.promotion import promote_types, result_type
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, reshape
 from gradkit.ops.unary_helpers import check_bound, require_real_floating, scalar_type_name
@@ -100,9 +100,6 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
                            "are trying to invert a mask, use the `~` or `logical_not()` operator "
                            "instead.")
-    if kind in "iu":
-        raise RuntimeError("result type Float can't be cast to the desired output type "
-                           f"{scalar_type_name(input._data)}")
     try:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
     except ValueError:
@@ -110,6 +107,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     if shape != tuple(input.shape):  # torch writes the loss into a buffer of input's shape
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
                            f"shape {list(shape)}")
+    # that buffer, -input, then refuses what it cannot hold: mul_(target)'s result type, or
+    # exp_'s float
+    promoted = np.empty(0, result_type(input._data, target._data))
+    if kind in "iu" or promoted.dtype.kind == "c" and kind != "c":
+        shown = promoted if promoted.dtype.kind in "fc" else np.empty(0, np.float32)
+        raise RuntimeError(f"result type {scalar_type_name(shown)} can't be cast to the "
+                           f"desired output type {scalar_type_name(input._data)}")
     return _soft_margin(input, target, reduction=reduction)
 
 
@@ -250,14 +254,23 @@ def _in_input_dtype(xp, out, x):
 
 @op(save=("x", "target", "weight"), node_name="NotImplemented")
 def _multi_margin_backward(xp, g, x, target, weight, p=1, margin=1.0, reduction="mean"):
-    margins, active, scale = _multi_margin_terms(xp, x, target, weight, p, margin)
-    per_sample = xp.broadcast_to(g, target.shape).reshape(-1) if reduction == "none" else \
-        xp.full(len(scale), g / (len(scale) if reduction == "mean" else 1))
-    slopes = xp.where(active, 1.0 if p == 1 else 2 * margins, 0) * (scale * per_sample)[:, None]
-    # the target class gets minus the others' sum (its own slope is 0 so far)
-    at_target = xp.arange(slopes.shape[1]) == target.reshape(-1)[:, None]
-    slopes = slopes - at_target * slopes.sum(1, keepdims=True)
-    return slopes.reshape(x.shape).astype(x.dtype, copy=False)
+    """torch's kernel: a class of positive hinge z gets h = u (p = 2: 2 u z), u = 1 / C (and
+    / N for the mean), times weight[target]; the target class minus their sum; then all
+    times the incoming gradient (an infinite one makes the zeros NaN, as torch's)."""
+    margins, active, _ = _multi_margin_terms(xp, x, target, weight, p, margin)
+    samples, classes = margins.shape
+    unit = margins.dtype.type(1 / (samples * classes) if reduction == "mean" and samples
+                              else 1 / classes)
+    slopes = xp.where(active, unit if p == 1 else 2 * unit * margins, 0)
+    labels = target.reshape(-1).astype(xp.int64, copy=False)
+    if weight is not None:
+        slopes = slopes * weight[labels][:, None]
+    # where, not a product with the mask: an infinite sum times 0 would be NaN
+    # (a running sum: torch's loop subtracts one class at a time)
+    slopes = xp.where(xp.arange(classes) == labels[:, None], -xp.cumsum(slopes, 1)[:, -1:],
+                      slopes)
+    incoming = xp.broadcast_to(g, target.shape).reshape(-1, 1) if reduction == "none" else g
+    return (slopes * incoming).reshape(x.shape).astype(x.dtype, copy=False)
 
 
 _multi_margin_backward.defvjp(*[no_derivative("multi_margin_loss_backward")] * 4)
@@ -338,14 +351,22 @@ def _multilabel_margin(xp, x, target, reduction="mean"):
 
 @op(save=("x", "target"), node_name="NotImplemented")
 def _multilabel_margin_backward(xp, g, x, target, reduction="mean"):
+    """torch's kernel: u = 1 / C (and / N for the mean) added at each counted class and
+    subtracted at its listed target, one pair at a time, then all times the incoming
+    gradient."""
     _, counts, one_hot = _multilabel_terms(xp, x, target)
     samples, classes = counts.shape[0], counts.shape[2]
-    per_sample = xp.broadcast_to(g, x.shape[:-1] if x.ndim else ()).reshape(-1) \
-        if reduction == "none" else xp.full(samples, g / (samples if reduction == "mean" else 1))
-    weights = counts * (per_sample / classes)[:, None, None]
-    # + at each counted class, - at each listed target once per class it counts against
-    slopes = weights.sum(1) - (one_hot * weights.sum(2)[:, :, None]).sum(1)
-    return slopes.reshape(x.shape).astype(x.dtype, copy=False)
+    unit = x.dtype.type(1 / (samples * classes) if reduction == "mean" and samples
+                        else 1 / classes)
+    # how many times each element gets +u (a class) or -u (a target: never a counted class);
+    # n additions of u round as a running sum does
+    steps = counts.sum(1).astype(xp.int64) - (one_hot * counts.sum(2)[:, :, None]).sum(1)
+    most = int(abs(steps).max()) if steps.size else 0
+    sums = xp.cumsum(xp.concatenate([xp.zeros(1, x.dtype), xp.full(most, unit)]))  # 0, u, u + u
+    slopes = xp.sign(steps) * sums[abs(steps)]
+    incoming = xp.broadcast_to(g, x.shape[:-1] if x.ndim else ()).reshape(-1, 1) \
+        if reduction == "none" else g
+    return (slopes * incoming).reshape(x.shape).astype(x.dtype, copy=False)
 
 
 _multilabel_margin_backward.defvjp(*[no_derivative("multilabel_margin_loss_backward")] * 3)

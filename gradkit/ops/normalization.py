@@ -349,8 +349,11 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
         kept, weight, bias = _opmath(input, kept_for_backward(input), weight, bias)
         grouped = reshape(kept, (n, num_groups, math.prod(input.shape[1:]) // num_groups))
         out, _, _ = _normalize(grouped, (2,), eps, welford=True)
-        return _in_input_layout(_affine(reshape(out, tuple(input.shape)), weight, bias, input),
-                                input)
+        out = _affine(reshape(out, tuple(input.shape)), weight, bias, input)
+        if weight is not None and n and not grouped.shape[2]:
+            # torch's weight gradient rstd * (sum(dy x) - sum(dy) mean) is 0 * NaN when empty
+            out = add(out, mul(reshape(weight, channel_shape(input)), math.nan))
+        return _in_input_layout(out, input)
     return one_node("NativeGroupNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})
 

@@ -1075,3 +1075,21 @@ def test_take_along_dim_without_dim_of_a_transposed_input_is_known():
     33857)."""
     problems, known = diff_program(generate(RandomDrawer(33857), "strided_breadth"))
     assert problems and known.startswith("take_along_dim without dim of a non-contiguous")
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "stepped"])
+def test_inner_of_a_strided_bool_vector_is_refused(layout):
+    """torch's inner of bool vectors computes when one is non-contiguous and refuses a
+    contiguous pair; gradkit refuses both with torch's message (a Known: strided_breadth
+    seed 39366)."""
+    def program(m):
+        a = m.tensor([True, False, True, True])
+        a = a[::2] if layout == "stepped" else a[:2]
+        return m.inner(a, a)
+    ours = _outcome(lambda: program(gradkit))
+    assert ours == ("NotImplementedError", "\"dot\" not implemented for 'Bool'")
+    theirs = _outcome(lambda: program(torch))
+    assert theirs == (ours if layout == "contiguous" else ("ok", True))
+    if layout == "stepped":
+        problems, known = diff_program(generate(RandomDrawer(39366), "strided_breadth"))
+        assert problems and known.startswith("inner of a non-contiguous bool vector")

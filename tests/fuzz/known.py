@@ -1385,6 +1385,15 @@ def _uses(program, op: str, **params) -> bool:
                for s in program.steps)
 
 
+def _strided_bool_inner(program, mine: Result, theirs: Result) -> bool:
+    """inner/tensordot of a non-contiguous bool vector: torch computes (its strided path
+    multiplies and sums) where its contiguous one refuses ("dot" not implemented for 'Bool');
+    gradkit refuses both (strided_breadth seed 39366)."""
+    return (theirs.error is None and mine.error is not None
+            and mine.error[0].startswith("step") and "not implemented for 'Bool'" in mine.message
+            and any(s.op in ("b_inner", "e_tensordot") for s in program.steps))
+
+
 def _take_along_flat_view(program, mine: Result, theirs: Result) -> bool:
     """take_along_dim without dim: torch flattens with view(-1), which refuses a layout no
     view flattens; gradkit reads the values (a deliberate improvement; strided_breadth seed
@@ -1905,6 +1914,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "operand while it writes", _in_place_reads_expanded_self),
     Known("x ** False has gradient 0 (torch's is 0 * x ** -1, NaN at 0)", "docs/numerics.md",
           "`x ** False` differentiates as `x ** 0`", _pow_by_false_backward),
+    Known("inner of a non-contiguous bool vector is refused (torch computes it, refuses a "
+          "contiguous one)", "docs/torch_expectations.md", "non-contiguous bool vector",
+          _strided_bool_inner),
     Known("take_along_dim without dim of a non-contiguous input computes (torch's view(-1) "
           "refuses)", "docs/torch_expectations.md", "its `view(-1)` refuses",
           _take_along_flat_view),

@@ -55,8 +55,9 @@ class Node:
     (SavedTensor or plain values).
     """
 
+    # kept_meta: set only by ops that save metadata (x.shape), never freed (saved_names.py)
     __slots__ = ("op", "_sequence_nr", "_next", "_next_nr", "saved", "params", "input_meta",
-                 "_extras", "anomaly_trace", "__weakref__")
+                 "_extras", "anomaly_trace", "kept_meta", "__weakref__")
 
     def __init__(self, op, next_nodes: tuple, next_nr: tuple, saved=(), params=None,
                  input_meta=None) -> None:

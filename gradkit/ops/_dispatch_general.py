@@ -221,7 +221,10 @@ def _as_array(xp, out):
 
 
 
-def _save(op, args, datas, outputs, keep) -> tuple:
+def _save(node, op, args, datas, outputs, keep) -> None:
+    """``node.saved`` of an op saving metadata too (``x.shape``); the metadata also goes to
+    ``node.kept_meta``, which backward does not free: torch's sizes, dtypes and numbers stay
+    readable (``_saved_self_sym_sizes``) after its saved tensors are freed."""
     saved = []
     nbytes = 0
     held = None  # a SavedTensor of this pack: its death releases the pack's bytes
@@ -254,7 +257,9 @@ def _save(op, args, datas, outputs, keep) -> tuple:
             saved.append(source)  # a Python scalar argument: saved as is
     if nbytes and observers.saved_watchers:
         observers.saved_pack_held_by(held, nbytes)
-    return tuple(saved)
+    node.saved = saved = tuple(saved)
+    node.kept_meta = tuple(value if attr else None
+                           for value, (_, _, attr) in zip(saved, op.save_spec))
 
 
 def _scalar_meta(attr):

@@ -88,8 +88,8 @@ def dispatch_unary(op, args: tuple, params: dict):
                 node.saved = _save_plain(plain, args, (result,),
                                          op.save_mask(1) if keep is None else keep)
         elif plain is None:  # metadata saved too (x.shape): the general _save, as _record's
-            node.saved = _save(op, args, (data,), (result,),
-                               () if op.saves_read is None else op.save_mask(1))
+            _save(node, op, args, (data,), (result,),
+                  () if op.saves_read is None else op.save_mask(1))
     else:
         if out.dtype.kind in "uib" and data.dtype in _WIDE:  # uint16/32/64: few kernels
             wide_unsigned.check(op, (data,))
@@ -172,8 +172,8 @@ def dispatch_binary(op, args: tuple, params: dict):
             node.saved = _save_plain(plain, args, (result,),
                                      op.save_mask(needing) if keep is None else keep)
         elif plain is None:  # metadata saved too (matmul's x.shape): the general _save
-            node.saved = _save(op, args, (da, db), (result,),
-                               () if op.saves_read is None else op.save_mask(ga | gb << 1))
+            _save(node, op, args, (da, db), (result,),
+                  () if op.saves_read is None else op.save_mask(ga | gb << 1))
     else:
         if out.dtype.kind in "uib" and ((da is not a and da.dtype in _WIDE) or
                                         (db is not b and db.dtype in _WIDE)):

@@ -31,7 +31,7 @@ _HIDDEN = {
     "CumsumBackward0": "dtype",
     "DiagEmbedBackward0": "self_sym_sizes",
     "DotBackward0": "mat2 mat2_sym_sizes mat2_sym_strides self_sym_sizes self_sym_strides vec",
-    "EmbeddingBackward0": "other_sym_sizes self",
+    "EmbeddingBackward0": "other_sym_sizes self weight_sym_sizes",
     "ExpandBackward0": "sizes",
     "ExpandBackward0_copy": "sizes",
     "FftC2RBackward0": "last_dim_size",

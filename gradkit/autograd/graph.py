@@ -18,7 +18,8 @@ from gradkit.autograd.node_edges import class_body, torch_edges
 from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook  # noqa: F401
 from gradkit.autograd.inference import SAVE_MESSAGE, InferenceVersion
 from gradkit.autograd.saved_messages import (  # noqa: F401 - FREED_MESSAGE is read from here
-    DETACHED_MESSAGE, FREED_MESSAGE, PACK_HOOK_WRITES, forward_op_name, version_error)
+    DETACHED_MESSAGE, FREED_ENTRY, FREED_MESSAGE, PACK_HOOK_WRITES, forward_op_name,
+    version_error)
 
 # the user-facing hooks live in their own files; torch users find them here
 from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: F401

@@ -6,6 +6,10 @@ out of ``dir(grad_fn)`` and raise AttributeError, as torch's."""
 from __future__ import annotations
 
 _HIDDEN = {
+    "RoundBackward1": "decimals self",
+    "ConstantPadNdBackward0": "mode padding self_sym_sizes value",
+    **{f"{kind}Pad{n}DBackward0": "mode pad self_sym_sizes value"
+       for kind in ("Reflection", "Replication") for n in (1, 2, 3)},
     "AdaptiveMaxPool2DBackward0": ("ceil_mode dilation fallback kernel_size kind output_size "
         "padding stride torch_arguments unbatched windows"),
     "AdaptiveMaxPool3DBackward0": ("ceil_mode dilation fallback kernel_size kind output_size "

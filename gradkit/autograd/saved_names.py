@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor
+from gradkit.autograd.graph import FREED_ENTRY, FREED_MESSAGE, Node, SavedTensor
 from gradkit.autograd.raw_saved import SavedTensor as RawSavedTensor
 from gradkit.autograd.saved_hidden import TORCH_HIDDEN
 
@@ -77,13 +77,12 @@ def _saved_attribute(node: Node, key: str):
 
 def saved_entry(node: Node, entry_index: int):
     """Entry ``entry_index`` of what the node saved, unpacked (None where the gradients
-    the node computes do not read it); once backward freed them, a saved size or dtype is
-    still read (torch frees only its saved tensors and numbers), the others raise torch's
-    error."""
+    the node computes do not read it); once backward freed them, a saved size, dtype or int
+    is still read (torch frees only its saved tensors), a tensor raises torch's error."""
     saved = node.saved
     if saved is None:
         saved = getattr(node, "kept_meta", None)  # (an unset slot: no metadata saved)
-        if saved is None or not node.op.save_spec[entry_index][2]:
+        if saved is None or saved[entry_index] is FREED_ENTRY:
             raise RuntimeError(FREED_MESSAGE)
     value = saved[entry_index]
     if type(value) in _WRAPPED_DTYPES and getattr(node.op, "number_edges", False):

@@ -15,7 +15,7 @@ import numpy as np
 
 from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
-from gradkit.autograd.graph import SavedTensor
+from gradkit.autograd.graph import FREED_ENTRY, SavedTensor
 from gradkit.backend import get_array_module
 from gradkit.int_arguments import invalid_combination, type_name
 from gradkit.number_arguments import python_number
@@ -222,9 +222,10 @@ def _as_array(xp, out):
 
 
 def _save(node, op, args, datas, outputs, keep) -> None:
-    """``node.saved`` of an op saving metadata too (``x.shape``); the metadata also goes to
-    ``node.kept_meta``, which backward does not free: torch's sizes, dtypes and numbers stay
-    readable (``_saved_self_sym_sizes``) after its saved tensors are freed."""
+    """``node.saved`` of an op saving metadata too (``x.shape``); what is not a tensor also
+    goes to ``node.kept_meta``, which backward does not free: torch's sizes, dtypes and
+    numbers stay readable (``_saved_self_sym_sizes``, ``_saved_dim``) after its saved tensors
+    are freed."""
     saved = []
     nbytes = 0
     held = None  # a SavedTensor of this pack: its death releases the pack's bytes
@@ -258,7 +259,9 @@ def _save(node, op, args, datas, outputs, keep) -> None:
     if nbytes and observers.saved_watchers:
         observers.saved_pack_held_by(held, nbytes)
     node.saved = saved = tuple(saved)
-    node.kept_meta = tuple(value if attr else None
+    wraps = getattr(op, "number_edges", False)  # (add, mul: a number is torch's 0-d tensor)
+    node.kept_meta = tuple(FREED_ENTRY if type(value) in (SavedTensor, _SavedInputs) or
+                           (wraps and not attr and value is not None) else value
                            for value, (_, _, attr) in zip(saved, op.save_spec))
 
 

@@ -19,6 +19,7 @@ from gradkit.ops.losses_margin import _multi_margin, _soft_margin
 from gradkit.ops.losses_more import _binary_cross_entropy
 from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.matrix_products import addr
+from gradkit.ops.padding import pad
 from gradkit.ops.scatter_reduce import _scatter_reduce
 from gradkit.ops.unpooling import max_unpool_op
 
@@ -32,3 +33,5 @@ for _op in (gather, index_add, index_copy, index_fill, index_select, masked_fill
     # x is torch's self
     _op.torch_input_names = _NAMED.get(_op) or ("self", *_op.input_names[1:])
     declare_saved_names(_op)
+pad.torch_saved = {"padding": lambda node: tuple(node.params["pad"])}  # reflect/replicate
+declare_saved_names(pad)

@@ -39,13 +39,14 @@ class NodeExtras:
     """Rarely used per-node state, allocated only when something asks for it."""
 
     __slots__ = ("pre_hooks", "post_hooks", "tensor_pre_hooks", "retain_grad_hooks",
-                 "metadata", "output_meta")
+                 "metadata", "output_meta", "kept_meta")
 
     def __init__(self) -> None:
         # tensor_pre_hooks {slot: _HookDict}, retain_grad_hooks {slot: fn},
-        # output_meta ((shape, dtype, xp), ...) of multi-output ops
+        # output_meta ((shape, dtype, xp), ...) of multi-output ops, kept_meta: what an op
+        # saving sizes keeps past backward (saved_names.saved_entry)
         self.pre_hooks = self.post_hooks = self.tensor_pre_hooks = self.retain_grad_hooks = \
-            self.metadata = self.output_meta = None
+            self.metadata = self.output_meta = self.kept_meta = None
 
 
 class Node:
@@ -56,9 +57,8 @@ class Node:
     (SavedTensor or plain values).
     """
 
-    # kept_meta: set only by ops that save metadata (x.shape), never freed (saved_names.py)
     __slots__ = ("op", "_sequence_nr", "_next", "_next_nr", "saved", "params", "input_meta",
-                 "_extras", "anomaly_trace", "kept_meta", "__weakref__")
+                 "_extras", "anomaly_trace", "__weakref__")
 
     def __init__(self, op, next_nodes: tuple, next_nr: tuple, saved=(), params=None,
                  input_meta=None) -> None:

@@ -81,7 +81,7 @@ def saved_entry(node: Node, entry_index: int):
     is still read (torch frees only its saved tensors), a tensor raises torch's error."""
     saved = node.saved
     if saved is None:
-        saved = getattr(node, "kept_meta", None)  # (an unset slot: no metadata saved)
+        saved = node._extras and node._extras.kept_meta
         if saved is None or saved[entry_index] is FREED_ENTRY:
             raise RuntimeError(FREED_MESSAGE)
     value = saved[entry_index]

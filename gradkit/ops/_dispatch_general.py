@@ -223,7 +223,8 @@ def _as_array(xp, out):
 
 def _save(node, op, args, datas, outputs, keep) -> None:
     """``node.saved`` of an op saving metadata too (``x.shape``); what is not a tensor also
-    goes to ``node.kept_meta``, which backward does not free: torch's sizes, dtypes and
+    goes to the node's ``extras().kept_meta`` (no slot on every Node: the plain chain of
+    bench_instructions.py costs no more), which backward does not free: torch's sizes, dtypes and
     numbers stay readable (``_saved_self_sym_sizes``, ``_saved_dim``) after its saved tensors
     are freed."""
     saved = []
@@ -260,7 +261,7 @@ def _save(node, op, args, datas, outputs, keep) -> None:
         observers.saved_pack_held_by(held, nbytes)
     node.saved = saved = tuple(saved)
     wraps = getattr(op, "number_edges", False)  # (add, mul: a number is torch's 0-d tensor)
-    node.kept_meta = tuple(FREED_ENTRY if type(value) in (SavedTensor, _SavedInputs) or
+    node.extras().kept_meta = tuple(FREED_ENTRY if type(value) in (SavedTensor, _SavedInputs) or
                            (wraps and not attr and value is not None) else value
                            for value, (_, _, attr) in zip(saved, op.save_spec))
 

@@ -84,13 +84,13 @@ def test_saved_attributes_under_hooks_match_torch():
 # -- node names and _saved_<name> attributes, walking the op table ---------------------------
 
 # where torch's op is a composite whose last step is another op (matmul ends in a view,
-# pad modes are separate ops, imag/real of a real view are selects, ...)
+# imag/real of a real view are selects, ...)
 DIFFERENT_LAST_NODE = {
     "conv2d-complex", "conv1d-complex", "cross_entropy-probabilities",
     "cross_entropy-probabilities_grad",
     "imag-0", "imag-1",
     "matmul-1d@2d", "matmul-batched_broadcast", "nll_loss-2",
-    "pad-0", "pad-1", "pad-3", "pad-4", "pad-5", "pad-6", "pad-negative", "real-0",
+    "pad-5", "real-0",  # pad-5: circular, torch's copies of slices (CopySlices)
     # gradkit's keepdim nuclear norm over dims (0, 2) ends in unsqueeze, torch's in a permute
     "linalg.matrix_norm-9",
     "nuclear_norm-keepdim",
@@ -190,6 +190,8 @@ KNOWN_SAVED_DIFFERENCES = {
     ("IndexAddBackward0", "_saved_source"): _SHAPE_ONLY,
     ("IndexCopyBackward0", "_saved_source"): _SHAPE_ONLY,
     ("PutBackward0", "_saved_source"): _SHAPE_ONLY,
+    **{(f"{kind}Pad{n}DBackward0", "_saved_self"): "gradkit's pad keeps the input's shape"
+       for kind in ("Reflection", "Replication") for n in (1, 2, 3)},
     **{(case, "_saved_" + name): _VECTORS for case, names in (
         *((case, ("eigenvectors",)) for case in ("linalg.eig-0", "linalg.eig-batched",
                                                  "linalg.eigvals-0", "linalg.eigh-0")),

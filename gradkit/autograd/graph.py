@@ -18,7 +18,8 @@ from gradkit.autograd.node_edges import class_body, torch_edges
 from gradkit.autograd.hook_handles import RemovableHandle, _HookDict, add_hook  # noqa: F401
 from gradkit.autograd.inference import SAVE_MESSAGE, InferenceVersion
 from gradkit.autograd.saved_messages import (  # noqa: F401 - FREED_MESSAGE is read from here
-    DETACHED_MESSAGE, FREED_MESSAGE, PACK_HOOK_WRITES, forward_op_name, version_error)
+    DETACHED_MESSAGE, FREED_ENTRY, FREED_MESSAGE, PACK_HOOK_WRITES, forward_op_name,
+    version_error)
 
 # the user-facing hooks live in their own files; torch users find them here
 from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: F401
@@ -38,13 +39,14 @@ class NodeExtras:
     """Rarely used per-node state, allocated only when something asks for it."""
 
     __slots__ = ("pre_hooks", "post_hooks", "tensor_pre_hooks", "retain_grad_hooks",
-                 "metadata", "output_meta")
+                 "metadata", "output_meta", "kept_meta")
 
     def __init__(self) -> None:
         # tensor_pre_hooks {slot: _HookDict}, retain_grad_hooks {slot: fn},
-        # output_meta ((shape, dtype, xp), ...) of multi-output ops
+        # output_meta ((shape, dtype, xp), ...) of multi-output ops, kept_meta: what an op
+        # saving sizes keeps past backward (saved_names.saved_entry)
         self.pre_hooks = self.post_hooks = self.tensor_pre_hooks = self.retain_grad_hooks = \
-            self.metadata = self.output_meta = None
+            self.metadata = self.output_meta = self.kept_meta = None
 
 
 class Node:

@@ -9,6 +9,8 @@ FREED_MESSAGE = (
     "backward through the graph a second time or if you need to access saved tensors after "
     "calling backward.")
 
+FREED_ENTRY = object()  # in NodeExtras.kept_meta: a saved tensor (or wrapped number), freed
+
 DETACHED_MESSAGE = (
     "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
     "This is not supported, please use out-of-place `.detach()` instead")

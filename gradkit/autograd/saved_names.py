@@ -12,20 +12,24 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor
+from gradkit.autograd.graph import FREED_ENTRY, FREED_MESSAGE, Node, SavedTensor
+from gradkit.autograd.raw_saved import SavedTensor as RawSavedTensor
+from gradkit.autograd.saved_hidden import TORCH_HIDDEN
 
 _WRAPPED_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
 _TORCH_INPUT_NAMES = ("self", "other")  # torch's names of the first two inputs of most ops
 _TORCH_ATTR_NAMES = {"shape": ("shape", "sym_sizes")}  # x.shape is torch's _saved_self_sym_sizes
 # parameters torch keeps as an int: a loss's reduction is at::Reduction's enum
 _TORCH_PARAMETER_FORMS = {"reduction": {"none": 0, "mean": 1, "sum": 2}}
+_NONE = frozenset()
 
 
-def _saved_keys(op) -> dict:
+def _saved_keys(op, torch_only: bool = False) -> dict:
     """``_saved_<key>`` names of an op's save entries -> entry index (torch's names:
     ``self``, ``other`` (or the op's ``torch_input_names``) for inputs, ``result``,
     ``<input>_<attr>`` for metadata, or the op's ``torch_result_names`` for results), and of its
-    parameters (``dim``, ``keepdim``; not the ``_name`` ones, which torch has not) -> None."""
+    parameters (``dim``, ``keepdim``; not the ``_name`` ones, which torch has not) -> None.
+    With ``torch_only``, not gradkit's own spellings (``x``, ``x_shape``) of these."""
     keys = dict.fromkeys(name for name in getattr(op, "param_names", ())
                          if not name.startswith("_"))  # "_name": gradkit's own switch
     names = getattr(op, "input_names", ())
@@ -36,25 +40,36 @@ def _saved_keys(op) -> dict:
                 "inputs" if kind == "inputs" else "result" + (str(index) if index else ""))
         aliases = {base}
         if kind == "input" and index < len(torch_names):
-            aliases.add(torch_names[index])
+            aliases = {torch_names[index]} | (set() if torch_only else aliases)
         if kind == "result" and index < len(result_names):
-            aliases.add(result_names[index])
+            aliases = {result_names[index]} | (set() if torch_only else aliases)
         for alias in aliases:
-            for attr_alias in _TORCH_ATTR_NAMES.get(attr, (attr,)):
+            attr_aliases = _TORCH_ATTR_NAMES.get(attr, (attr,))
+            for attr_alias in attr_aliases[-1:] if torch_only else attr_aliases:
                 keys[alias + ("_" + attr_alias if attr_alias else "")] = entry_index
     keys.update(getattr(op, "torch_saved", {}))  # name -> fn(node): torch's form of a value
     return keys
 
 
+def _hidden(node: Node) -> frozenset:
+    """The op's names that torch's node of this class has not (``sum()``'s SumBackward0 keeps
+    no ``dim``; no reduction keeps its ``dtype``)."""
+    return TORCH_HIDDEN.get(type(node).__name__, _NONE)
+
+
+def _no_attribute(node: Node, name: str) -> AttributeError:
+    return AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+
+
 def _saved_attribute(node: Node, key: str):
     """``node._saved_<key>``: what the node's op saved under that name, or a parameter."""
     keys = _saved_keys(node.op)
-    if key not in keys:
-        raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
+    if key not in keys or key in _hidden(node):
+        raise _no_attribute(node, "_saved_" + key)
     entry_index = keys[key]
     if entry_index is None:  # a parameter: plain values stay readable after backward
         value = (node.params or {}).get(key)
-        return _TORCH_PARAMETER_FORMS.get(key, {}).get(value, value)
+        return _TORCH_PARAMETER_FORMS[key][value] if key in _TORCH_PARAMETER_FORMS else value
     if callable(entry_index):  # the op's torch_saved: a value in torch's form
         return entry_index(node)
     return saved_entry(node, entry_index)
@@ -62,15 +77,58 @@ def _saved_attribute(node: Node, key: str):
 
 def saved_entry(node: Node, entry_index: int):
     """Entry ``entry_index`` of what the node saved, unpacked (None where the gradients
-    the node computes do not read it); raises torch's error once backward freed it."""
-    if node.saved is None:
-        raise RuntimeError(FREED_MESSAGE)
-    value = node.saved[entry_index]
+    the node computes do not read it); once backward freed them, a saved size, dtype or int
+    is still read (torch frees only its saved tensors), a tensor raises torch's error."""
+    saved = node.saved
+    if saved is None:
+        saved = node._extras and node._extras.kept_meta
+        if saved is None or saved[entry_index] is FREED_ENTRY:
+            raise RuntimeError(FREED_MESSAGE)
+    value = saved[entry_index]
     if type(value) in _WRAPPED_DTYPES and getattr(node.op, "number_edges", False):
         # add, mul, div, where made the Python number a tensor ("wrapped number"): torch's
         # node saved that 0-d tensor
         return Tensor._make(np.asarray(value, dtype=_WRAPPED_DTYPES[type(value)]))
     return value.unpack(node, True) if type(value) is SavedTensor else value
+
+
+def _raw_keys(node: Node, torch_only: bool = False) -> dict:
+    """``_raw_saved_<key>`` names -> entry index: the save entries that hold a tensor (a
+    whole input or result, not a Python number the op took)."""
+    op, saved = node.op, node.saved
+    spec = getattr(op, "save_spec", ())
+    keys = {key: getattr(entry, "entry", entry)  # a torch_saved form naming an entry
+            for key, entry in _saved_keys(op, torch_only).items()}
+    return {key: entry for key, entry in keys.items()
+            if type(entry) is int and spec[entry][0] != "inputs" and not spec[entry][2]
+            and (saved is None or saved[entry] is None or type(saved[entry]) is SavedTensor)}
+
+
+def _raw_attribute(node: Node, key: str) -> RawSavedTensor:
+    """``node._raw_saved_<key>``: the saved tensor itself (its hooks can be set)."""
+    entry = _raw_keys(node).get(key)
+    if entry is None or key in _hidden(node):
+        raise _no_attribute(node, "_raw_saved_" + key)
+    return RawSavedTensor(node, entry)
+
+
+def saved_names(node: Node) -> set:
+    """The ``_saved_*`` and ``_raw_saved_*`` names of this node (torch's ``dir(grad_fn)``
+    shows only them)."""
+    hidden = _hidden(node)
+    return {"_saved_" + key for key in _saved_keys(node.op, True) if key not in hidden} | \
+        {"_raw_saved_" + key for key in _raw_keys(node, True) if key not in hidden}
+
+
+def _node_dir(node: Node) -> list:
+    """``dir(grad_fn)``: Node's names less the ``_saved_*`` of other ops (the properties are
+    declared once on Node for every op)."""
+    own = saved_names(node)
+    return [name for name in object.__dir__(node)
+            if not name.startswith(("_saved_", "_raw_saved_")) or name in own]
+
+
+Node.__dir__ = _node_dir
 
 
 def declare_saved_names(op) -> None:
@@ -82,3 +140,7 @@ def declare_saved_names(op) -> None:
         if name not in Node.__dict__:
             setattr(Node, name, property(lambda node, key=key: _saved_attribute(node, key),
                                          doc=f"What the node's op saved as ``{key}``."))
+        if "_raw" + name not in Node.__dict__:
+            setattr(Node, "_raw" + name, property(
+                lambda node, key=key: _raw_attribute(node, key),
+                doc=f"The tensor the node's op saved as ``{key}``, itself."))

@@ -140,4 +140,5 @@ __all__ = sorted(name for name, value in globals().items()
 from gradkit.ops import node_names as _node_names  # noqa: E402,F401 - torch's node names
 from gradkit.ops import legacy_overloads as _legacy_overloads  # noqa: E402,F401 - add_(alpha, other)
 from gradkit.ops import torch_saved as _torch_saved  # noqa: E402,F401 - torch's _saved_ names
+from gradkit.ops import torch_input_names as _torch_input_names  # noqa: E402,F401
 from gradkit.ops import rounding_division as _rounding_division  # noqa: E402,F401 - div(rounding_mode=)

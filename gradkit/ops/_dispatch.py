@@ -322,8 +322,10 @@ def _record(op: Op, args, datas, params, out, xp):
         result = outputs
     plain = op.plain_save
     keep = op.save_mask(needing_grad) if op.saves_read is not None else ()
-    node.saved = _save_plain(plain, args, outputs, keep) if plain is not None else \
-        _save(op, args, datas, outputs, keep)
+    if plain is not None:
+        node.saved = _save_plain(plain, args, outputs, keep)
+    else:
+        _save(node, op, args, datas, outputs, keep)
     return result
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
-from gradkit.autograd.graph import SavedTensor
+from gradkit.autograd.graph import FREED_ENTRY, SavedTensor
 from gradkit.backend import get_array_module
 from gradkit.int_arguments import invalid_combination, type_name
 from gradkit.number_arguments import python_number
@@ -221,7 +221,12 @@ def _as_array(xp, out):
 
 
 
-def _save(op, args, datas, outputs, keep) -> tuple:
+def _save(node, op, args, datas, outputs, keep) -> None:
+    """``node.saved`` of an op saving metadata too (``x.shape``); what is not a tensor also
+    goes to the node's ``extras().kept_meta`` (no slot on every Node: the plain chain of
+    bench_instructions.py costs no more), which backward does not free: torch's sizes, dtypes and
+    numbers stay readable (``_saved_self_sym_sizes``, ``_saved_dim``) after its saved tensors
+    are freed."""
     saved = []
     nbytes = 0
     held = None  # a SavedTensor of this pack: its death releases the pack's bytes
@@ -254,7 +259,11 @@ def _save(op, args, datas, outputs, keep) -> tuple:
             saved.append(source)  # a Python scalar argument: saved as is
     if nbytes and observers.saved_watchers:
         observers.saved_pack_held_by(held, nbytes)
-    return tuple(saved)
+    node.saved = saved = tuple(saved)
+    wraps = getattr(op, "number_edges", False)  # (add, mul: a number is torch's 0-d tensor)
+    node.extras().kept_meta = tuple(FREED_ENTRY if type(value) in (SavedTensor, _SavedInputs) or
+                           (wraps and not attr and value is not None) else value
+                           for value, (_, _, attr) in zip(saved, op.save_spec))
 
 
 def _scalar_meta(attr):

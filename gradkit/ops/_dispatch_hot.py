@@ -18,6 +18,7 @@ from gradkit.autograd import observers
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.graph import Node, SavedTensor, accumulate_node, node_type
 from gradkit.autograd.inference import InferenceVersion
+from gradkit.autograd.saved_messages import FREED_ENTRY
 from gradkit.ops import _dispatch, wide_unsigned
 from gradkit.ops._dispatch import (_dispatch_general, _finish, _init_saved, _refuse_complex_grad,
                                    _save_plain)
@@ -93,10 +94,12 @@ def dispatch_unary(op, args: tuple, params: dict):
         elif plain is None:  # metadata saved too (x.shape): the general _save, as _record's
             if op.save_spec == _SHAPE_OF_X and (op.saves_read is None or
                                                 op._save_masks.get(1) == ()):
-                node.saved = (data.shape,)  # _save's one entry (views, sums) without its loop
+                # _save's one entry (views, sums) without its loop; no tensor saved, so
+                # backward frees nothing and the size stays readable
+                node.saved = (data.shape,)
             else:
-                node.saved = _save(op, args, (data,), (result,),
-                                   () if op.saves_read is None else op.save_mask(1))
+                _save(node, op, args, (data,), (result,),
+                      () if op.saves_read is None else op.save_mask(1))
     else:
         if out.dtype.kind in "uib" and data.dtype in _WIDE:  # uint16/32/64: few kernels
             wide_unsigned.check(op, (data,))
@@ -180,9 +183,14 @@ def dispatch_binary(op, args: tuple, params: dict):
                                      op.save_mask(needing) if keep is None else keep)
         elif plain is None:  # metadata saved too (matmul's x.shape): the general _save
             keep = () if op.saves_read is None else op.save_mask(ga | gb << 1)
-            node.saved = _save_operands_and_shapes(a, b, da, db, keep) if \
-                op.save_spec == _OPERANDS_AND_SHAPES and da is not a and db is not b else \
-                _save(op, args, (da, db), (result,), keep)
+            if op.save_spec == _OPERANDS_AND_SHAPES and da is not a and db is not b:
+                node.saved = saved = _save_operands_and_shapes(a, b, da, db, keep)
+                # the sizes outlive backward's freeing of the operands (_save's kept_meta)
+                node.extras().kept_meta = (None if saved[0] is None else FREED_ENTRY,
+                                           None if saved[1] is None else FREED_ENTRY,
+                                           saved[2], saved[3])
+            else:
+                _save(node, op, args, (da, db), (result,), keep)
     else:
         if out.dtype.kind in "uib" and ((da is not a and da.dtype in _WIDE) or
                                         (db is not b and db.dtype in _WIDE)):

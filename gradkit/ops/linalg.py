@@ -12,7 +12,7 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.shape import permute, reshape, transpose, unsqueeze
+from gradkit.ops.shape import permute, reshape, t, transpose, unsqueeze
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name)
 from gradkit.tensor_arguments import tensor_parameters
@@ -141,6 +141,12 @@ def _plain_matrices(g, other) -> bool:
         and g.dtype == other.dtype and g.dtype.kind == "f"
 
 
+def _last_two_swapped(a):
+    """A matrix's ``t()`` (torch's mm backward records TBackward0), else a transpose of the
+    last two dims."""
+    return t(a) if a.ndim == 2 and not batch_shape() else transpose(a, -1, -2)
+
+
 def _matmul_vjp_x(g, x, y, x_shape, y_shape):
     if _plain_matrices(g, y) and len(x_shape) == 2:  # what the general lines compute
         return matmul.forward(np, g, y.T)
@@ -149,7 +155,7 @@ def _matmul_vjp_x(g, x, y, x_shape, y_shape):
         return _reshape_if_needed(mul(_as_matrix_grad(g, len(x_shape), 1), conj(y)), x_shape)
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     y2 = y if len(y_shape) > 1 else unsqueeze(y, -1)
-    gx = matmul(g2, conj(transpose(y2, -1, -2)))
+    gx = matmul(g2, conj(_last_two_swapped(y2)))
     x2_shape = x_shape if len(x_shape) > 1 else (1, *x_shape)
     return _reshape_if_needed(sum_to_shape(gx, x2_shape), x_shape)
 
@@ -165,10 +171,10 @@ def _matmul_vjp_y(g, x, y, x_shape, y_shape):
     if len(y_shape) == 2 and len(x_shape) > 2 and not batch_shape():  # torch's folded mm:
         # one product of x's rows (its kernel's rules at inf, not a sum of bmm's)
         rows, k = math.prod(x_shape[:-1]), x_shape[-1]
-        return matmul(conj(transpose(reshape(x, (rows, k)), 0, 1)), reshape(g, (rows, y_shape[1])))
+        return matmul(conj(t(reshape(x, (rows, k)))), reshape(g, (rows, y_shape[1])))
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     x2 = x if len(x_shape) > 1 else unsqueeze(x, 0)
-    gy = matmul(conj(transpose(x2, -1, -2)), g2)
+    gy = matmul(conj(_last_two_swapped(x2)), g2)
     y2_shape = y_shape if len(y_shape) > 1 else (*y_shape, 1)
     return _reshape_if_needed(sum_to_shape(gy, y2_shape), y_shape)
 

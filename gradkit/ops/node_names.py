@@ -9,7 +9,9 @@ from gradkit.ops.arithmetic import add, div, floor_divide, mul, pow, remainder, 
 from gradkit.ops.binary_math import addcdiv, addcmul, fmod, lerp, xlogy
 from gradkit.ops.elementwise import log1p, square
 from gradkit.ops.activations import logsigmoid
-from gradkit.ops.piecewise import where
+from gradkit.ops.piecewise import round as round_op, where
+from gradkit.ops.gamma import _polygamma
+from gradkit.ops.padding import pad
 from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.conversion import fill
 from gradkit.ops.index_ops import index_fill
@@ -88,6 +90,20 @@ fill.in_place_node_names = {"FillBackward0": "FillBackward2", "FillBackward1": "
 masked_fill.node_name_rule = _scalar_or_tensor("MaskedFill", 2)
 index_fill.node_name_rule = _scalar_or_tensor("IndexFill", 3)
 squeeze.node_name_rule = _squeeze_name
+# round.decimals (0 too) is torch's second overload; its in-place polygamma_ its own node
+round_op.node_name_rule = lambda params, inputs: \
+    f"RoundBackward{0 if params is None or params.get('decimals') is None else 1}"
+_polygamma.in_place_node_names = {"PolygammaBackward0": "PolygammaBackward1"}
+_PAD_NODES = {"constant": "ConstantPadNd", "reflect": "ReflectionPad{}D",
+              "replicate": "ReplicationPad{}D"}  # circular: torch copies slices (CopySlices)
+
+
+def _pad_name(params, inputs) -> str:
+    name = _PAD_NODES.get(params.get("mode", "constant"), "Pad")
+    return name.format(len(params.get("pad", ())) // 2) + "Backward0"
+
+
+pad.node_name_rule = _pad_name
 matmul.node_name_rule = _matmul_name
 fmod.node_name_rule = _scalar_or_tensor("Fmod", 1)
 lerp.node_name_rule = _scalar_or_tensor("Lerp", 2)

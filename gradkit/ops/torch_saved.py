@@ -77,8 +77,12 @@ def _forms(op, **forms) -> None:
 
 
 def _entry(index: int):
-    """Save entry ``index``, unpacked (torch's name for it differs between overloads)."""
-    return lambda node: saved_entry(node, index)
+    """Save entry ``index``, unpacked (torch's name for it differs between overloads); its
+    ``entry`` gives ``_raw_saved_<name>`` the tensor itself."""
+    def entry(node):
+        return saved_entry(node, index)
+    entry.entry = index
+    return entry
 
 
 def _param(name: str, form=lambda value: value):

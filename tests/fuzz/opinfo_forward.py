@@ -27,7 +27,7 @@ from fuzz.opinfo_samples import (  # noqa: E402
     _flat, _variant, compare_gradients, fresh_leaves, gradkit_callable, reading_gradkit, run_both,
     to_gradkit, torch)
 from fuzz.opinfo_scan import (  # noqa: E402
-    _selected, parse_scan_args, report, scan_parser, verdict)
+    _selected, draw_samples, parse_scan_args, report, scan_parser, verdict)
 
 import torch.autograd.forward_ad as torch_fwad  # noqa: E402
 
@@ -153,11 +153,7 @@ def scan(only: set, dtypes: list, fwbw: bool, show: int, chunk: str) -> tuple[in
         for dtype in dtypes:
             if dtype not in opinfo.supported_dtypes("cpu"):
                 continue
-            torch.manual_seed(0)
-            try:
-                samples = list(opinfo.sample_inputs("cpu", dtype, requires_grad=True))
-            except Exception:  # noqa: BLE001 - torch's own sampler fails for this dtype
-                continue
+            samples = draw_samples(opinfo, dtype)
             total += len(samples)
             bad += report(f"{opinfo.name}.{opinfo.variant_test_name} [{str(dtype)[6:]}",
                           samples, lambda s, o=opinfo: compare_forward(o, s, fwbw), show,

@@ -53,6 +53,15 @@ def guarded(compare, *args, seconds: int = 5) -> str | None:
         signal.alarm(0)
 
 
+def draw_samples(opinfo, dtype, requires_grad: bool = True) -> list:
+    """torch's samples of ``opinfo`` at ``dtype`` (seeded); none where its sampler fails."""
+    torch.manual_seed(0)
+    try:
+        return list(opinfo.sample_inputs("cpu", dtype, requires_grad=requires_grad))
+    except Exception:  # noqa: BLE001 - torch's own sampler fails for this dtype
+        return []
+
+
 def _selected(only: set):
     for opinfo in op_db:
         if (not only or opinfo.name in only) and not skipped(opinfo) and (

@@ -254,9 +254,15 @@ def test_matmuls_save_is_the_general_saves(keep, monkeypatch):
     monkeypatch.setattr(observers, "saved_pack_held_by",
                         lambda owner, nbytes: packs.append((owner.nbytes, nbytes)))
     ours = _save_operands_and_shapes(x, y, x._data, y._data, keep)
-    general = _save(matmul, (x, y), (x._data, y._data), (product,), keep)
-    assert _saved_facts(ours) == _saved_facts(general)
+    kept_by_the_hot_path = product.grad_fn._extras.kept_meta
+    node = product.grad_fn
+    _save(node, matmul, (x, y), (x._data, y._data), (product,), keep)
+    assert _saved_facts(ours) == _saved_facts(node.saved)
     assert len(packs) in (0, 2) and packs[:1] == packs[1:]
+    # the hot path's node (x needs a gradient, y not) kept what _save keeps past backward
+    _save(node, matmul, (x, y), (x._data, y._data), (product,),
+          () if matmul.saves_read is None else matmul.save_mask(1))
+    assert kept_by_the_hot_path == node._extras.kept_meta
     assert _OPERANDS_AND_SHAPES == matmul.save_spec
 
 

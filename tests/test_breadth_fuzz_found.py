@@ -1093,3 +1093,18 @@ def test_inner_of_a_strided_bool_vector_is_refused(layout):
     if layout == "stepped":
         problems, known = diff_program(generate(RandomDrawer(39366), "strided_breadth"))
         assert problems and known.startswith("inner of a non-contiguous bool vector")
+
+
+@pytest.mark.parametrize("p", [0, 1, 2, 3, math.inf])
+@pytest.mark.parametrize("other", [complex(math.inf, math.nan), complex(math.nan, 0.0),
+                                   complex(-math.inf, 1.0), 1 + 2j])
+def test_dist_subtracts_as_torchs_sub(p, other):
+    """torch's dist takes x - 1 * y: a complex y with an infinite and a NaN part is NaN + NaN j,
+    where NumPy's subtraction left -inf + NaN j, whose abs is inf (strided_breadth seed 34096:
+    inf here, torch NaN)."""
+    def program(m):
+        x = m.tensor([[0.44 + 0.55j, 0.46 + 0.19j]], dtype=m.complex128)
+        return m.dist(x, m.tensor(other, dtype=m.complex128), p).item()
+    ours, theirs = program(gradkit), program(torch)
+    assert math.isnan(ours) == math.isnan(theirs)
+    assert math.isnan(ours) or ours == pytest.approx(theirs, rel=1e-15)

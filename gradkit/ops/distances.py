@@ -13,7 +13,7 @@ from gradkit.number_arguments import number_argument, numbers_reader
 from gradkit._tensor import Tensor
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import _check_not_bool, pow
+from gradkit.ops.arithmetic import _check_not_bool, pow, sub
 from gradkit.ops.comparison import isnan
 from gradkit.ops.indexing import getitem
 from gradkit.ops.complex import conj, real
@@ -237,7 +237,8 @@ def dist(xp, x, y, p=2):
     _check_not_bool(x, y)  # torch subtracts first
     dtype = result_type(x, y)
     try:
-        diff = xp.subtract(x.astype(dtype), y.astype(dtype))
+        # torch's sub: x - 1 * y, so a complex y with a NaN part is NaN + NaN j
+        diff = sub.forward(xp, x.astype(dtype), y.astype(dtype))
     except ValueError:
         raise RuntimeError(_broadcast_message([x, y])) from None
     if dtype.kind not in "fc":

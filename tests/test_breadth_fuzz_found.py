@@ -1108,3 +1108,25 @@ def test_dist_subtracts_as_torchs_sub(p, other):
     ours, theirs = program(gradkit), program(torch)
     assert math.isnan(ours) == math.isnan(theirs)
     assert math.isnan(ours) or ours == pytest.approx(theirs, rel=1e-15)
+
+
+@pytest.mark.parametrize("shapes", [((1,), (1,)), ((3, 1), (2, 1)), ((2, 3), (3,)), ((1,), (4, 1)),
+                                    ((2, 1), (1,)), ((0, 1), (0, 1)), ((2, 2), (2, 2))])
+@pytest.mark.parametrize("op", ["inner", "tensordot"])
+def test_a_write_after_inner_refuses_backward_where_torchs_does(shapes, op):
+    """torch's tensordot (and inner, which is tensordot over the last dims) sums a size-1
+    contracted dim's partner first: the product saves that sum, so a write into the operand
+    does not refuse backward (breadth seeds 1145898, 1169678: gradkit raised)."""
+    def program(m):
+        w = m.ones(shapes[1], dtype=m.float64, requires_grad=True)
+        x = m.arange(float(math.prod(shapes[0])), dtype=m.float64).reshape(shapes[0])
+        x = x.requires_grad_() * 2
+        y = m.inner(x, w) if op == "inner" else m.tensordot(x, w.mT if w.ndim > 1 else w,
+                                                            dims=([x.ndim - 1], [0]))
+        x.mul_(1)
+        y.sum().backward()
+        return w.grad
+    # (torch names a stale view's node AsStrided, gradkit its view op: a Known of messages)
+    def outcome(m):
+        return tuple(str(part).split(", which is")[0] for part in _outcome(lambda: program(m)))
+    assert outcome(gradkit) == outcome(torch)

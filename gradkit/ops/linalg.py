@@ -12,6 +12,7 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.reduction import sum as reduce_sum
 from gradkit.ops.shape import permute, reshape, t, transpose, unsqueeze
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name)
@@ -338,6 +339,10 @@ def inner(input, other):
                            f"shapes {list(input.shape)} and {list(other.shape)}")
     if input.dtype != other.dtype:  # torch's tensordot checks before any kernel
         raise RuntimeError("both inputs should have same dtype")
+    if other.shape[-1] == 1:  # torch's tensordot sums a size-1 dim's partner first (a copy:
+        input = reduce_sum(input, -1, keepdim=True, dtype=input.dtype)  # the product saves it)
+    elif input.shape[-1] == 1:
+        other = reduce_sum(other, -1, keepdim=True, dtype=other.dtype)
     if input.ndim == 1 and other.ndim == 1:  # torch's dot kernel (refuses bool even when empty) of
         # tensordot's permuted views, then its view: ViewBackward0 over DotBackward0
         return reshape(matmul(permute(input, dims=(0,)), permute(other, dims=(0,))), ())

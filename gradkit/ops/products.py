@@ -324,9 +324,9 @@ def tensordot(a, b, dims=2):
     dims_a = _distinct([_normalize_dim(d, a.ndim) for d in dims_a])
     dims_b = _distinct([_normalize_dim(d, b.ndim) for d in dims_b])
     for (da, db), (name_a, name_b) in zip(zip(dims_a, dims_b), given):
-        if a.shape[da] == b.shape[db]:
-            continue
-        if b.shape[db] == 1:  # torch sums a broadcast partner right away, in its dtype
+        # torch sums a size-1 dim's partner right away, in its dtype (two size-1 dims too: the
+        # product saves that sum, not the operand)
+        if b.shape[db] == 1:
             a = sum(a, da, keepdim=True, dtype=a.dtype)
         elif a.shape[da] == 1:
             b = sum(b, db, keepdim=True, dtype=b.dtype)

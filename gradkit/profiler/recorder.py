@@ -200,16 +200,23 @@ class Recorder(observers.Observer):
         def op_exit(start, name, inputs, outputs, node, params):
             end, tid = clock(), thread.tid
             meta = None
-            if shapes:  # what went in: ops write into their inputs only after this point
-                meta = None if node is None else node.input_meta  # its node read them already
-                numbers = not meta or None in meta  # no node, or not all inputs are tensors
-                if numbers:
-                    meta = _input_meta(inputs)
+            if shapes:  # what went in, read now: ops write into their inputs only after
+                meta = []  # this point (an input resized in place later keeps these)
+                numbers = params
+                for a in inputs:  # _input_meta's work, inline
+                    if type(a) is Tensor:
+                        data = a._data
+                        meta.append((data.shape, data.dtype, data.strides))
+                    else:
+                        meta.append(a if type(a) in _PLAIN_SCALARS else value_meta(a))
+                        numbers = True
                 if params:
-                    meta, numbers = (*meta, _given(params)), True
-                # one tuple per distinct signature is kept, not one per op: fewer objects (the
-                # types keep the signatures of 1, 1.0 and True apart)
-                meta = metas.setdefault((meta, *map(type, meta)) if numbers else meta, meta)
+                    meta.append(_given(params))
+                # one tuple per distinct signature of tensors is kept, not one per op: fewer
+                # objects. Numbers are kept as given: equal numbers of other types (1, 1.0,
+                # True; 0.0 and -0.0) must not share a signature, and a key telling them
+                # apart costs more per op than the tuple it saves
+                meta = tuple(meta) if numbers else metas.setdefault(meta := tuple(meta), meta)
             # the user's line that called the op (op_exit <- dispatch <- ... <- user), also
             # of an op that made no node (no_grad, an optimizer's update): the line table
             # attributes its time as any other op's

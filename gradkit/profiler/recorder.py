@@ -214,8 +214,8 @@ class Recorder(observers.Observer):
                     meta.append(_given(params))
                 # one tuple per distinct signature of tensors is kept, not one per op: fewer
                 # objects. Numbers are kept as given: equal numbers of other types (1, 1.0,
-                # True; 0.0 and -0.0) must not share a signature, and a key telling them
-                # apart costs more per op than the tuple it saves
+                # True) must not share a signature, and a key telling them apart costs more
+                # per op than the tuple it saves
                 meta = tuple(meta) if numbers else metas.setdefault(meta := tuple(meta), meta)
             # the user's line that called the op (op_exit <- dispatch <- ... <- user), also
             # of an op that made no node (no_grad, an optimizer's update): the line table

@@ -34,6 +34,7 @@ from gradkit._tensor import Tensor
 from gradkit.backend import dtype
 from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
+from gradkit.autograd.graph import Node
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
 _FIELDS = (9, 5, 4, 4, 4, 4)  # fields per record after its kind, by kind
@@ -138,6 +139,15 @@ def _given(params: dict) -> Given:
     return Given((name, value_meta(value), type(value)) for name, value in params.items())
 
 
+def _node_name(node, names: dict) -> str:
+    """``node.name()``, remembered in ``names`` by class where the class names all its nodes
+    alike (``Node.name``: the class's own name; a custom Function's node reads its op)."""
+    name = node.name()
+    if type(node).name is Node.name:
+        names[type(node)] = name
+    return name
+
+
 def _ignore(nbytes: int, pack: int) -> None:
     pass
 
@@ -189,7 +199,7 @@ class Recorder(observers.Observer):
 
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
     def _bind_points(self) -> None:
-        clock, thread, live, metas = self.clock, _this_thread, self._live, {}
+        clock, thread, live, metas, names = self.clock, _this_thread, self._live, {}, {}
         emit_op, emit_node, emit_mem, emit_saved, emit_free = (
             self._flat[kind].extend for kind in (OP, NODE, MEM, SAVED, _FREED))
         shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack
@@ -246,7 +256,9 @@ class Recorder(observers.Observer):
 
         def node_exit(start, node, grads, grad_inputs):
             end, tid = clock(), thread.tid
-            emit_node((node.name(), start, end, tid, node._sequence_nr))
+            # the name of a node class whose nodes all share it, looked up: a call less per node
+            name = names.get(type(node)) or _node_name(node, names)
+            emit_node((name, start, end, tid, node._sequence_nr))
             if memory and grad_inputs:
                 for g in grad_inputs:  # arrays, in a plain backward: allocated's work, inlined
                     if type(g) is ndarray:

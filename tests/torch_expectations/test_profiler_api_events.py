@@ -144,6 +144,31 @@ def test_custom_function_input_shapes():
     assert like_torch(program) == [[[2, 3], [], [3]]]
 
 
+def test_backward_events_of_two_custom_functions():
+    # each custom Function's node is named by its own class (the recorder keeps node names by
+    # node class only where all nodes of the class share one name: not custom Functions')
+    def program(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+
+        class Triple(Double):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 3
+
+        x = lib.ones(3, requires_grad=True)
+        with lib.profiler.profile() as prof:
+            (Double.apply(x) + Triple.apply(x)).sum().backward()
+        return sorted({e.name for e in prof.events() if e.name.startswith(("Double", "Triple"))})
+    assert like_torch(program) == ["Double", "DoubleBackward", "Triple", "TripleBackward"]
+
+
 def test_nested_profiles_both_record():
     # Known: torch's inner profile takes the session over (the outer one ends with no events
     # and a C++ warning); gradkit's observers are independent, so each profile has them all

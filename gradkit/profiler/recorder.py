@@ -247,7 +247,13 @@ class Recorder(observers.Observer):
                             if type(a) is Tensor and a._data is array:
                                 break  # an in-place op hands its input back
                         else:
-                            watch(array, key, end, tid)
+                            if type(array) is ndarray:  # watch's work, inlined: a call less
+                                live[key] = watched = _Watch(array, freed)
+                                watched.nbytes = nbytes = array.nbytes
+                                watched.addr = key
+                                emit_mem((end, nbytes, key, tid))
+                            else:
+                                watch(array, key, end, tid)
                 else:
                     allocated(outputs, inputs, end, tid)
 

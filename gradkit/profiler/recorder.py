@@ -27,6 +27,7 @@ import threading
 import time
 import weakref
 from itertools import repeat
+from threading import get_ident
 
 from numpy import dtype as np_dtype, ndarray
 
@@ -55,12 +56,41 @@ def active_recorders() -> tuple:
 thread_names_seen: dict = {}
 
 
+class _NativeIds(dict):
+    """``threading.get_ident()`` -> the OS thread id (PyTorch's tid) of each live thread that
+    recorded: the hot points look the id up here, cheaper than a thread-local attribute. A
+    thread not seen yet reads its id once (``_ThreadId``)."""
+
+    def __missing__(self, ident: int) -> int:
+        tid = self[ident] = _this_thread.tid
+        return tid
+
+
+_native_ids = _NativeIds()
+
+
+class _Forget:
+    """Held by a thread's ``_ThreadId``: drops the thread's ident when the thread ends (its
+    thread-local values are freed then), since a later thread may get the same ident."""
+
+    __slots__ = ("ident", "ids")
+
+    def __init__(self, ident: int) -> None:
+        self.ident, self.ids = ident, _native_ids  # (the module's globals may be gone at exit)
+
+    def __del__(self) -> None:
+        self.ids.pop(self.ident, None)
+
+
 class _ThreadId(threading.local):
-    """The OS thread id (PyTorch's tid), read once per thread: get_native_id is a syscall."""
+    """The OS thread id, read once per thread: get_native_id is a syscall."""
 
     def __init__(self) -> None:
         self.tid = threading.get_native_id()
         thread_names_seen[self.tid] = threading.current_thread().name
+        ident = threading.get_ident()
+        self.forget = _Forget(ident)
+        _native_ids[ident] = self.tid
 
 
 _this_thread = _ThreadId()
@@ -199,7 +229,7 @@ class Recorder(observers.Observer):
 
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
     def _bind_points(self) -> None:
-        clock, thread, live, metas, names = self.clock, _this_thread, self._live, {}, {}
+        clock, tids, live, metas, names = self.clock, _native_ids, self._live, {}, {}
         emit_op, emit_node, emit_mem, emit_saved, emit_free = (
             self._flat[kind].extend for kind in (OP, NODE, MEM, SAVED, _FREED))
         shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack
@@ -208,7 +238,7 @@ class Recorder(observers.Observer):
             return clock()
 
         def op_exit(start, name, inputs, outputs, node, params):
-            end, tid = clock(), thread.tid
+            end, tid = clock(), tids[get_ident()]
             meta = None
             if shapes:  # what went in, read now: ops write into their inputs only after
                 meta = []  # this point (an input resized in place later keeps these)
@@ -261,7 +291,7 @@ class Recorder(observers.Observer):
             return clock()
 
         def node_exit(start, node, grads, grad_inputs):
-            end, tid = clock(), thread.tid
+            end, tid = clock(), tids[get_ident()]
             # the name of a node class whose nodes all share it, looked up: a call less per node
             name = names.get(type(node)) or _node_name(node, names)
             emit_node((name, start, end, tid, node._sequence_nr))
@@ -309,16 +339,16 @@ class Recorder(observers.Observer):
             # their callbacks) and an address is one live array's: the entry is this watch's
             addr = watch.addr
             del live[addr]
-            emit_free((clock(), watch.nbytes, addr, thread.tid))
+            emit_free((clock(), watch.nbytes, addr, tids[get_ident()]))
 
         # the thread of a pack finds the op that saved (and so its line); a release is paired
         # with its pack by number, whatever thread freed it
         def saved_pack(nbytes: int, pack: int) -> None:
-            emit_saved((clock(), nbytes, thread.tid, pack))
+            emit_saved((clock(), nbytes, tids[get_ident()], pack))
 
         def saved_release(nbytes: int, pack: int) -> None:
             if nbytes:
-                emit_saved((clock(), -nbytes, thread.tid, pack))
+                emit_saved((clock(), -nbytes, tids[get_ident()], pack))
 
         # with the default clock the caller's start time is the token (observers.py): no
         # enter point to call

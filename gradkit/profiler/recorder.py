@@ -36,6 +36,7 @@ from gradkit.backend import dtype
 from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
 from gradkit.autograd.graph import Node
+from gradkit.profiler.thread_ids import native_ids, this_thread
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
 _FIELDS = (9, 5, 4, 4, 4, 4)  # fields per record after its kind, by kind
@@ -49,51 +50,6 @@ _lock = threading.Lock()
 def active_recorders() -> tuple:
     """The recorders currently collecting (empty tuple when no profile is on)."""
     return tuple(_recording)
-
-
-# {native tid: Python thread name} of every thread that recorded: a worker that has ended
-# by export time still gets its own name on its track
-thread_names_seen: dict = {}
-
-
-class _NativeIds(dict):
-    """``threading.get_ident()`` -> the OS thread id (PyTorch's tid) of each live thread that
-    recorded: the hot points look the id up here, cheaper than a thread-local attribute. A
-    thread not seen yet reads its id once (``_ThreadId``)."""
-
-    def __missing__(self, ident: int) -> int:
-        tid = self[ident] = _this_thread.tid
-        return tid
-
-
-_native_ids = _NativeIds()
-
-
-class _Forget:
-    """Held by a thread's ``_ThreadId``: drops the thread's ident when the thread ends (its
-    thread-local values are freed then), since a later thread may get the same ident."""
-
-    __slots__ = ("ident", "ids")
-
-    def __init__(self, ident: int) -> None:
-        self.ident, self.ids = ident, _native_ids  # (the module's globals may be gone at exit)
-
-    def __del__(self) -> None:
-        self.ids.pop(self.ident, None)
-
-
-class _ThreadId(threading.local):
-    """The OS thread id, read once per thread: get_native_id is a syscall."""
-
-    def __init__(self) -> None:
-        self.tid = threading.get_native_id()
-        thread_names_seen[self.tid] = threading.current_thread().name
-        ident = threading.get_ident()
-        self.forget = _Forget(ident)
-        _native_ids[ident] = self.tid
-
-
-_this_thread = _ThreadId()
 
 
 def site_text(site: tuple) -> str:
@@ -229,7 +185,7 @@ class Recorder(observers.Observer):
 
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
     def _bind_points(self) -> None:
-        clock, tids, live, metas, names = self.clock, _native_ids, self._live, {}, {}
+        clock, tids, live, metas, names = self.clock, native_ids, self._live, {}, {}
         emit_op, emit_node, emit_mem, emit_saved, emit_free = (
             self._flat[kind].extend for kind in (OP, NODE, MEM, SAVED, _FREED))
         shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack
@@ -363,11 +319,11 @@ class Recorder(observers.Observer):
 
     def backward_exit(self, token) -> None:
         self._flat[BACKWARD].extend((BACKWARD_NAME, token, self.clock(),
-                                     _this_thread.tid))
+                                     this_thread.tid))
 
     # -- ranges (record_function, ProfilerStep#N, nn.Module calls) ------------------------
     def range_enter(self, name: str, args: str | None = None) -> list:
-        token = [name, self.clock(), _this_thread.tid]
+        token = [name, self.clock(), this_thread.tid]
         self._open[id(token)] = token
         if args is not None:  # torch lists the args string as one input of shape []
             self.ranges_with_args.add((name, token[1], token[2]))

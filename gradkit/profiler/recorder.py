@@ -27,7 +27,6 @@ import threading
 import time
 import weakref
 from itertools import repeat
-from threading import get_ident
 
 from numpy import dtype as np_dtype, ndarray
 
@@ -186,6 +185,7 @@ class Recorder(observers.Observer):
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
     def _bind_points(self) -> None:
         clock, tids, live, metas, names = self.clock, native_ids, self._live, {}, {}
+        get_ident = threading.get_ident  # bound here: a free's callback may run at exit
         emit_op, emit_node, emit_mem, emit_saved, emit_free = (
             self._flat[kind].extend for kind in (OP, NODE, MEM, SAVED, _FREED))
         shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack

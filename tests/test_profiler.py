@@ -160,8 +160,8 @@ def test_events_from_threads_land_on_their_own_tracks(tmp_path):
 
 
 def test_threads_started_one_after_another_keep_their_own_ids():
-    # a thread that ended leaves its ident to the next one (the recorder looks ids up by
-    # ident): each thread's events carry its own OS id
+    # a thread that ended leaves its ident (threading.get_ident) to the next one: each
+    # thread's events still carry its own OS id
     def work(seen):
         seen.append(threading.get_native_id())
         y = gradkit.ones(3, requires_grad=True) * 2

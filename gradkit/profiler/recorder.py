@@ -35,7 +35,6 @@ from gradkit.backend import dtype
 from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
 from gradkit.autograd.graph import Node
-from gradkit.profiler.thread_ids import native_ids, this_thread
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
 _FIELDS = (9, 5, 4, 4, 4, 4)  # fields per record after its kind, by kind
@@ -49,6 +48,22 @@ _lock = threading.Lock()
 def active_recorders() -> tuple:
     """The recorders currently collecting (empty tuple when no profile is on)."""
     return tuple(_recording)
+
+
+# {native tid: Python thread name} of every thread that recorded: a worker that has ended
+# by export time still gets its own name on its track
+thread_names_seen: dict = {}
+
+
+class _ThreadId(threading.local):
+    """The OS thread id (PyTorch's tid), read once per thread: get_native_id is a syscall."""
+
+    def __init__(self) -> None:
+        self.tid = threading.get_native_id()
+        thread_names_seen[self.tid] = threading.current_thread().name
+
+
+_this_thread = _ThreadId()
 
 
 def site_text(site: tuple) -> str:
@@ -184,8 +199,7 @@ class Recorder(observers.Observer):
 
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
     def _bind_points(self) -> None:
-        clock, tids, live, metas, names = self.clock, native_ids, self._live, {}, {}
-        get_ident = threading.get_ident  # bound here: a free's callback may run at exit
+        clock, thread, live, metas, names = self.clock, _this_thread, self._live, {}, {}
         emit_op, emit_node, emit_mem, emit_saved, emit_free = (
             self._flat[kind].extend for kind in (OP, NODE, MEM, SAVED, _FREED))
         shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack
@@ -194,7 +208,7 @@ class Recorder(observers.Observer):
             return clock()
 
         def op_exit(start, name, inputs, outputs, node, params):
-            end, tid = clock(), tids[get_ident()]
+            end, tid = clock(), thread.tid
             meta = None
             if shapes:  # what went in, read now: ops write into their inputs only after
                 meta = []  # this point (an input resized in place later keeps these)
@@ -247,7 +261,7 @@ class Recorder(observers.Observer):
             return clock()
 
         def node_exit(start, node, grads, grad_inputs):
-            end, tid = clock(), tids[get_ident()]
+            end, tid = clock(), thread.tid
             # the name of a node class whose nodes all share it, looked up: a call less per node
             name = names.get(type(node)) or _node_name(node, names)
             emit_node((name, start, end, tid, node._sequence_nr))
@@ -295,16 +309,16 @@ class Recorder(observers.Observer):
             # their callbacks) and an address is one live array's: the entry is this watch's
             addr = watch.addr
             del live[addr]
-            emit_free((clock(), watch.nbytes, addr, tids[get_ident()]))
+            emit_free((clock(), watch.nbytes, addr, thread.tid))
 
         # the thread of a pack finds the op that saved (and so its line); a release is paired
         # with its pack by number, whatever thread freed it
         def saved_pack(nbytes: int, pack: int) -> None:
-            emit_saved((clock(), nbytes, tids[get_ident()], pack))
+            emit_saved((clock(), nbytes, thread.tid, pack))
 
         def saved_release(nbytes: int, pack: int) -> None:
             if nbytes:
-                emit_saved((clock(), -nbytes, tids[get_ident()], pack))
+                emit_saved((clock(), -nbytes, thread.tid, pack))
 
         # with the default clock the caller's start time is the token (observers.py): no
         # enter point to call
@@ -319,11 +333,11 @@ class Recorder(observers.Observer):
 
     def backward_exit(self, token) -> None:
         self._flat[BACKWARD].extend((BACKWARD_NAME, token, self.clock(),
-                                     this_thread.tid))
+                                     _this_thread.tid))
 
     # -- ranges (record_function, ProfilerStep#N, nn.Module calls) ------------------------
     def range_enter(self, name: str, args: str | None = None) -> list:
-        token = [name, self.clock(), this_thread.tid]
+        token = [name, self.clock(), _this_thread.tid]
         self._open[id(token)] = token
         if args is not None:  # torch lists the args string as one input of shape []
             self.ranges_with_args.add((name, token[1], token[2]))

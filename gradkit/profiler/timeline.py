@@ -9,8 +9,8 @@ from gradkit._user_frames import user_frame_count
 from gradkit.profiler.events import EventList, FunctionEvent, nest
 from gradkit.profiler.flops import count_flops
 from gradkit.profiler.op_arguments import input_lists
-from gradkit.profiler.recorder import BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text
-from gradkit.profiler.thread_ids import thread_names_seen
+from gradkit.profiler.recorder import (BACKWARD, MEM, NODE, OP, RANGE, SAVED, site_text,
+                                       thread_names_seen)
 
 EVALUATE_PREFIX = "autograd::engine::evaluate_function: "
 

@@ -13,6 +13,7 @@ import pytest
 
 import gradkit
 
+from .functions import identity_function, square_function
 from .twin import like_torch
 
 os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # torch's profiler is chatty on stderr
@@ -148,25 +149,11 @@ def test_backward_events_of_two_custom_functions():
     # each custom Function's node is named by its own class (the recorder keeps node names by
     # node class only where all nodes of the class share one name: not custom Functions')
     def program(lib):
-        class Double(lib.autograd.Function):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 2
-
-            @staticmethod
-            def backward(ctx, grad):
-                return grad * 2
-
-        class Triple(Double):
-            @staticmethod
-            def forward(ctx, x):
-                return x * 3
-
         x = lib.ones(3, requires_grad=True)
         with lib.profiler.profile() as prof:
-            (Double.apply(x) + Triple.apply(x)).sum().backward()
-        return sorted({e.name for e in prof.events() if e.name.startswith(("Double", "Triple"))})
-    assert like_torch(program) == ["Double", "DoubleBackward", "Triple", "TripleBackward"]
+            (identity_function(lib).apply(x) + square_function(lib).apply(x)).sum().backward()
+        return sorted({e.name for e in prof.events() if e.name.startswith(("Ident", "Square"))})
+    assert like_torch(program) == ["Identity", "IdentityBackward", "Square", "SquareBackward"]
 
 
 def test_nested_profiles_both_record():

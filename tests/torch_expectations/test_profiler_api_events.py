@@ -146,8 +146,8 @@ def test_custom_function_input_shapes():
 
 
 def test_backward_events_of_two_custom_functions():
-    # each custom Function's node is named by its own class (the recorder keeps node names by
-    # node class only where all nodes of the class share one name: not custom Functions')
+    # each custom Function's backward event carries its own name (the recorder looks node
+    # names up by node class)
     def program(lib):
         x = lib.ones(3, requires_grad=True)
         with lib.profiler.profile() as prof:

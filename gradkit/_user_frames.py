@@ -52,12 +52,14 @@ def first_user_frame(key, skip: int = 2):
     several depths (a layer called in one module's forward is found in the forward that
     called that module).
     """
-    internal = internal_files.get
     frame = _getframe(skip)
     while frame is not None:
         filename = frame.f_code.co_filename
-        flag = internal(filename)
-        if flag is False or flag is None and not is_internal(filename):
+        try:  # a subscript, not a .get call: this runs per frame of every observed op
+            internal = internal_files[filename]
+        except KeyError:  # a file not seen yet
+            internal = is_internal(filename)
+        if not internal:
             return frame
         frame = frame.f_back
     return None

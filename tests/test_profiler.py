@@ -159,6 +159,27 @@ def test_events_from_threads_land_on_their_own_tracks(tmp_path):
     assert len(tids) == 3 and tids <= named
 
 
+def test_threads_started_one_after_another_keep_their_own_ids():
+    # a thread that ended leaves its ident (threading.get_ident) to the next one: each
+    # thread's events still carry its own OS id
+    def work(seen):
+        seen.append(threading.get_native_id())
+        y = gradkit.ones(3, requires_grad=True) * 2
+        y.sum().backward()
+
+    seen: list = []
+    with profile(profile_memory=True) as prof:
+        for _ in range(4):
+            t = threading.Thread(target=work, args=(seen,))
+            t.start()
+            t.join()
+    by_thread = prof.events().by_thread()
+    assert sorted(by_thread) == sorted(seen)
+    for tid in seen:
+        assert {e.name for e in by_thread[tid]} >= {"gradkit::ones", "gradkit::mul",
+                                                    "MulBackward0"}
+
+
 def test_an_exception_still_leaves_a_loadable_trace(tmp_path):
     x = gradkit.randn(3, requires_grad=True)
     with pytest.raises(RuntimeError):

@@ -34,6 +34,7 @@ from gradkit._tensor import Tensor
 from gradkit.backend import dtype
 from gradkit._user_frames import first_user_frame
 from gradkit.autograd import observers
+from gradkit.autograd.graph import Node
 
 OP, NODE, RANGE, BACKWARD, MEM, SAVED = range(6)
 _FIELDS = (9, 5, 4, 4, 4, 4)  # fields per record after its kind, by kind
@@ -138,6 +139,15 @@ def _given(params: dict) -> Given:
     return Given((name, value_meta(value), type(value)) for name, value in params.items())
 
 
+def _node_name(node, names: dict) -> str:
+    """``node.name()``, remembered in ``names`` by class where the class names all its nodes
+    alike (``Node.name``: the class's own name; a custom Function's node reads its op)."""
+    name = node.name()
+    if type(node).name is Node.name:
+        names[type(node)] = name
+    return name
+
+
 def _ignore(nbytes: int, pack: int) -> None:
     pass
 
@@ -189,7 +199,7 @@ class Recorder(observers.Observer):
 
     # -- op dispatch, backward nodes, saved bytes: the hot points ------------------------
     def _bind_points(self) -> None:
-        clock, thread, live, metas = self.clock, _this_thread, self._live, {}
+        clock, thread, live, metas, names = self.clock, _this_thread, self._live, {}, {}
         emit_op, emit_node, emit_mem, emit_saved, emit_free = (
             self._flat[kind].extend for kind in (OP, NODE, MEM, SAVED, _FREED))
         shapes, memory, with_stack = self.record_shapes, self.profile_memory, self.with_stack
@@ -200,16 +210,23 @@ class Recorder(observers.Observer):
         def op_exit(start, name, inputs, outputs, node, params):
             end, tid = clock(), thread.tid
             meta = None
-            if shapes:  # what went in: ops write into their inputs only after this point
-                meta = None if node is None else node.input_meta  # its node read them already
-                numbers = not meta or None in meta  # no node, or not all inputs are tensors
-                if numbers:
-                    meta = _input_meta(inputs)
+            if shapes:  # what went in, read now: ops write into their inputs only after
+                meta = []  # this point (an input resized in place later keeps these)
+                numbers = params
+                for a in inputs:  # _input_meta's work, inline
+                    if type(a) is Tensor:
+                        data = a._data
+                        meta.append((data.shape, data.dtype, data.strides))
+                    else:
+                        meta.append(a if type(a) in _PLAIN_SCALARS else value_meta(a))
+                        numbers = True
                 if params:
-                    meta, numbers = (*meta, _given(params)), True
-                # one tuple per distinct signature is kept, not one per op: fewer objects (the
-                # types keep the signatures of 1, 1.0 and True apart)
-                meta = metas.setdefault((meta, *map(type, meta)) if numbers else meta, meta)
+                    meta.append(_given(params))
+                # one tuple per distinct signature of tensors is kept, not one per op: fewer
+                # objects. Numbers are kept as given: equal numbers of other types (1, 1.0,
+                # True) must not share a signature, and a key telling them apart costs more
+                # per op than the tuple it saves
+                meta = tuple(meta) if numbers else metas.setdefault(meta := tuple(meta), meta)
             # the user's line that called the op (op_exit <- dispatch <- ... <- user), also
             # of an op that made no node (no_grad, an optimizer's update): the line table
             # attributes its time as any other op's
@@ -230,7 +247,13 @@ class Recorder(observers.Observer):
                             if type(a) is Tensor and a._data is array:
                                 break  # an in-place op hands its input back
                         else:
-                            watch(array, key, end, tid)
+                            if type(array) is ndarray:  # watch's work, inlined: a call less
+                                live[key] = watched = _Watch(array, freed)
+                                watched.nbytes = nbytes = array.nbytes
+                                watched.addr = key
+                                emit_mem((end, nbytes, key, tid))
+                            else:
+                                watch(array, key, end, tid)
                 else:
                     allocated(outputs, inputs, end, tid)
 
@@ -239,7 +262,9 @@ class Recorder(observers.Observer):
 
         def node_exit(start, node, grads, grad_inputs):
             end, tid = clock(), thread.tid
-            emit_node((node.name(), start, end, tid, node._sequence_nr))
+            # the name of a node class whose nodes all share it, looked up: a call less per node
+            name = names.get(type(node)) or _node_name(node, names)
+            emit_node((name, start, end, tid, node._sequence_nr))
             if memory and grad_inputs:
                 for g in grad_inputs:  # arrays, in a plain backward: allocated's work, inlined
                     if type(g) is ndarray:

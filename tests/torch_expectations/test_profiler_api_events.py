@@ -13,6 +13,7 @@ import pytest
 
 import gradkit
 
+from .functions import identity_function, square_function
 from .twin import like_torch
 
 os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # torch's profiler is chatty on stderr
@@ -142,6 +143,17 @@ def test_custom_function_input_shapes():
             CustomRecordShapes.apply(x, 2.0, y[:3])
         return [e.input_shapes for e in prof.events() if e.name == "CustomRecordShapes"]
     assert like_torch(program) == [[[2, 3], [], [3]]]
+
+
+def test_backward_events_of_two_custom_functions():
+    # each custom Function's backward event carries its own name (the recorder looks node
+    # names up by node class)
+    def program(lib):
+        x = lib.ones(3, requires_grad=True)
+        with lib.profiler.profile() as prof:
+            (identity_function(lib).apply(x) + square_function(lib).apply(x)).sum().backward()
+        return sorted({e.name for e in prof.events() if e.name.startswith(("Ident", "Square"))})
+    assert like_torch(program) == ["Identity", "IdentityBackward", "Square", "SquareBackward"]
 
 
 def test_nested_profiles_both_record():

@@ -268,6 +268,38 @@ def test_equal_numbers_of_other_types_stay_apart(tmp_path):
         [["float", "float", "Scalar"], ["", "", "2."]]]
 
 
+def test_strides_of_an_input_that_is_not_contiguous(tmp_path):
+    # an op that makes a node lists its inputs' own strides (a transposed input: [1, 4]), not
+    # those of a contiguous tensor of the same shape
+    def program(lib):
+        x = lib.rand(3, 4, requires_grad=True)
+        with lib.profiler.profile(record_shapes=True) as prof:
+            y = x.t()
+            y.sin(), y * y, y * 2.0
+        found = _op_args(prof, tmp_path / f"{lib.__name__}.json", ("sin", "mul"))
+        return found["sin"] + found["mul"]
+    args = like_torch(program)
+    assert [a[3] for a in args] == [[[1, 4]], [[1, 4], [1, 4]], [[1, 4], []]]
+
+
+def test_inputs_as_they_were_at_the_call(tmp_path):
+    # an input changed in place after the op (its shape, its strides) is listed as the op saw
+    # it: the event keeps what was read at the call, not the tensor
+    def program(lib):
+        w = lib.rand(2, 6, requires_grad=True)
+        x, v = w * 1, lib.rand(2, 6)
+        with lib.profiler.profile(record_shapes=True) as prof:
+            x.sin(), v.cos(), v * 0.5, v.sum(1)
+            x.t_(), v.unsqueeze_(0)
+            x.sin(), v.cos()
+        found = _op_args(prof, tmp_path / f"{lib.__name__}.json", ("sin", "cos", "mul", "sum"))
+        return [[a[0], a[3]] for name in ("sin", "cos", "mul", "sum") for a in found[name]]
+    assert like_torch(program) == [
+        [[[2, 6]], [[6, 1]]], [[[6, 2]], [[1, 6]]], [[[2, 6]], [[6, 1]]],
+        [[[1, 2, 6]], [[12, 6, 1]]], [[[2, 6], []], [[6, 1], []]],
+        [[[2, 6], [], [], []], [[6, 1], [], [], []]]]
+
+
 def test_unrecorded_setitem_is_one_index_put():
     # Known: x[0] = v on a tensor that records no graph is one index_put_ (torch: select, then
     # fill_ into the view); recorded, gradkit's write is torch's select and fill_ too

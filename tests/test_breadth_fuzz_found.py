@@ -1130,3 +1130,21 @@ def test_a_write_after_inner_refuses_backward_where_torchs_does(shapes, op):
     def outcome(m):
         return tuple(str(part).split(", which is")[0] for part in _outcome(lambda: program(m)))
     assert outcome(gradkit) == outcome(torch)
+
+
+@pytest.mark.parametrize("value", [4.0, math.nan, -1.0])
+def test_a_write_into_cholesky_ex_s_factor_refuses_backward(value):
+    """torch's LinalgCholeskyExBackward0 saves L also where the factorization failed (info >
+    0): a write into L then refuses backward; gradkit's failed path computed (breadth seed
+    1183280)."""
+    def program(m):
+        a = m.tensor([[value]], dtype=m.float32, requires_grad=True)
+        factor, info = m.linalg.cholesky_ex(a * 1)
+        assert type(factor.grad_fn).__name__ == "LinalgCholeskyExBackward0"
+        assert factor.grad_fn._saved_upper is False
+        factor.unsqueeze_(0)
+        factor.sum().backward()
+        return info
+    ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert ours[0] == theirs[0] == "RuntimeError"
+    assert ours[1].split(", which is")[0] == theirs[1].split(", which is")[0]

@@ -14,6 +14,7 @@ import numpy as np
 from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.ops.linalg_lu import _solve_packed, getrf
+from gradkit.ops.one_node import one_node
 from gradkit.ops.linalg_solvers import (
     LinAlgError, _batch_prefix, _cholesky_parts, _is_vector_rhs, check_matrices, cholesky, host,
     inv, low_precision, solve)
@@ -106,9 +107,12 @@ def cholesky_ex(x, *, upper: bool = False, check_errors: bool = False):
         raise LinAlgError(f"linalg.cholesky_ex: {_batch_prefix(x, index)}The factorization could "
                           "not be completed because the input is not positive-definite (the "
                           f"leading minor of order {order} is not positive-definite).")
-    good = cholesky(_identity_where_failed(x, info), upper=upper)
-    leftover = _unfinished(x, x, kind="cholesky", upper=upper)
-    return CholeskyExResult(_with_unfinished(info, good, leftover), info)
+    def factor(x):
+        good = cholesky(_identity_where_failed(x, info), upper=upper)
+        return _with_unfinished(info, good, _unfinished(x, x, kind="cholesky", upper=upper))
+    # one node saving L, as torch's: a write into L refuses backward (breadth seed 1183280)
+    return CholeskyExResult(one_node("LinalgCholeskyExBackward0", factor, (x,),
+                                     {"L": "result"}, {"upper": upper}), info)
 
 
 def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):  # noqa: N803 - torch's name

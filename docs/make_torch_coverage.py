@@ -66,7 +66,7 @@ OWN_NAMES = {
                        "function_checks", "functional_strict", "saved_names", "zero_grads",
                        "hook_handles",
                        "saved_messages", "exec_plan", "function_node", "backward_pass",
-                       "hook_results"},
+                       "hook_results", "raw_saved", "saved_hidden"},
     "torch.autograd.graph": {"AccumulateGrad", "FunctionNode", "NodeExtras", "SavedTensor",
                              "accumulate_node", "add_hook", "declare_saved_names",
                              "saved_hooks_state", "holds_saved_variables", "node_type",

@@ -1148,3 +1148,18 @@ def test_a_write_into_cholesky_ex_s_factor_refuses_backward(value):
     ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
     assert ours[0] == theirs[0] == "RuntimeError"
     assert ours[1].split(", which is")[0] == theirs[1].split(", which is")[0]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+def test_a_value_from_the_graph_written_into_a_bool_tensor(dtype):
+    """torch's ``x[::2] = v.sum()`` into a bool or integer x makes x require grad (CopySlices);
+    gradkit keeps it off the graph, a documented Known (main seed 6640258)."""
+    def program(m):
+        v = m.tensor([1.0], dtype=m.float64, requires_grad=True)
+        x = m.zeros(1, 2, 1, dtype=getattr(m, dtype))
+        x[::2] = v.sum()
+        return x.requires_grad, x.tolist()
+    assert program(gradkit) == (False, program(torch)[1])
+    assert program(torch)[0] is True
+    problems, known = diff_program(generate(RandomDrawer(6640258), "indexing"))
+    assert problems and known.startswith("a value from the graph written into a bool")

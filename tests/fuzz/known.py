@@ -1385,6 +1385,18 @@ def _uses(program, op: str, **params) -> bool:
                for s in program.steps)
 
 
+def _write_into_an_integer_leaf_from_the_graph(program, mine: Result, theirs: Result) -> bool:
+    """``x[key] = v`` into a bool or integer leaf x with v requiring grad: torch's x then
+    requires grad (a CopySlices node), so a later op saves it and a write refuses backward;
+    gradkit keeps an integer tensor off the graph (main seed 6640258)."""
+    leaves = program.leaves
+    return (mine.error is None and theirs.error is not None and theirs.error[0] == "backward"
+            and "modified by an inplace operation" in theirs.message
+            and any(s.op == "setitem_adv" and s.inputs[0] < len(leaves)
+                    and leaves[s.inputs[0]].dtype.startswith(("bool", "int", "uint"))
+                    for s in program.steps))
+
+
 def _strided_bool_inner(program, mine: Result, theirs: Result) -> bool:
     """inner/tensordot of a non-contiguous bool vector: torch computes (its strided path
     multiplies and sums) where its contiguous one refuses ("dot" not implemented for 'Bool');
@@ -1914,6 +1926,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "operand while it writes", _in_place_reads_expanded_self),
     Known("x ** False has gradient 0 (torch's is 0 * x ** -1, NaN at 0)", "docs/numerics.md",
           "`x ** False` differentiates as `x ** 0`", _pow_by_false_backward),
+    Known("a value from the graph written into a bool or integer tensor leaves it off the "
+          "graph (torch's requires grad)", "docs/torch_expectations.md",
+          "an integer tensor that requires grad", _write_into_an_integer_leaf_from_the_graph),
     Known("inner of a non-contiguous bool vector is refused (torch computes it, refuses a "
           "contiguous one)", "docs/torch_expectations.md", "non-contiguous bool vector",
           _strided_bool_inner),

@@ -1,6 +1,7 @@
 """Programs the fuzzer's breadth and strided_breadth classes found gradkit and torch 2.13 to
 disagree on (the fourteenth session), each run in both libraries (seeds are strided_breadth's
 unless a test says breadth)."""
+import cmath
 import dataclasses
 import math
 
@@ -1166,3 +1167,21 @@ def test_a_value_from_the_graph_written_into_a_bool_tensor(dtype):
     assert program(torch)[0] is True
     problems, known = diff_program(generate(RandomDrawer(6640258), "indexing"))
     assert problems and known.startswith("a value from the graph written into a bool")
+
+
+def test_second_derivative_of_sinc_at_a_det_zero_is_known():
+    """Known difference (docs/numerics.md, "`sinc`'s second derivative"; breadth seed 1196732):
+    the det of [[a, a], [b, b]] (complex) is an exact 0 in torch (MKL) and -6e-17 here, and
+    sinc's second derivative is 0/0 = NaN at exactly 0 in both libraries, finite beside it."""
+    def second(m, x):
+        x = m.tensor(x, dtype=m.complex128, requires_grad=True)
+        g, = m.autograd.grad(m.sinc(x).abs(), x, create_graph=True)
+        return m.autograd.grad(g.real, x)[0].item()
+    for m in (gradkit, torch):
+        assert cmath.isnan(second(m, 0j)) and not cmath.isnan(second(m, -6e-17 + 0j))
+    program = Program("breadth", (Leaf((), "complex128", True), Leaf((2,), "complex128", True)), (
+        Step("e_meshgrid", (1, 1), {"indexing": "ij"}), Step("b_det", (2,), {"n": 2}),
+        Step("e_special_unary", (3,), {"fn": "sinc"})), True, 1196732)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads2") for p in problems)
+    assert known.startswith("a derivative infinite at 0 of an entry a LAPACK routine")

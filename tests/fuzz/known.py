@@ -963,22 +963,31 @@ def _det_gradient_at_a_singular_matrix(program, mine: Result, theirs: Result) ->
 _INFINITE_SLOPE_AT_ZERO = {"sp_gammaincc": 1, "sp_gammainc": 1}
 
 
+def _slope_input_not_finite_at_zero(step):
+    """The input a step's derivative (or its second derivative: sinc's, 0/0 at 0 in both
+    libraries) is not finite at 0, or None."""
+    if step.op == "e_special_unary" and step.params.get("fn") == "sinc":
+        return step.inputs[0]
+    at = _INFINITE_SLOPE_AT_ZERO.get(step.op)
+    return None if at is None else step.inputs[at]
+
+
 def _infinite_slope_at_a_lapack_zero(program, mine: Result, theirs: Result) -> bool:
     """Only gradients differ, through a step whose derivative is infinite at 0 reading an
     entry that a LAPACK routine before it left an exact 0 on one side and rounding noise on
     the other (MKL's U S V^H of [[2, 0], [-0.77, 2]] has an exact 0 where OpenBLAS's has
-    -1e-17: NaN in torch, a finite gradient here; breadth seed 1041007)."""
+    -1e-17: NaN in torch, a finite gradient here; breadth seed 1041007; sinc's second
+    derivative of a singular det, complex: breadth seed 1196732)."""
     problems = compare(mine, theirs)
     if mine.error or theirs.error or not problems or not all(
             p.startswith(("grads", "signed zero in grads")) for p in problems):
         return False
     for k, step in enumerate(program.steps):
-        if step.op not in _INFINITE_SLOPE_AT_ZERO or not any(
-                _runs_lapack(s) for s in program.steps[:k]):
+        i = _slope_input_not_finite_at_zero(step)
+        if i is None or not any(_runs_lapack(s) for s in program.steps[:k]):
             continue
-        i = step.inputs[_INFINITE_SLOPE_AT_ZERO[step.op]]
         ours, torchs = mine.values[i], theirs.values[i]
-        if ours.shape != torchs.shape or ours.dtype.kind != "f" or not ours.size:
+        if ours.shape != torchs.shape or ours.dtype.kind not in "fc" or not ours.size:
             continue
         with np.errstate(invalid="ignore"):
             scale = max(1.0, float(np.nanmax(np.abs(torchs))))

@@ -114,3 +114,93 @@ def test_undefined_grad_failure_warns_like_torch():
     func = _doubling(2, materialize=False, undefined_gives_ones=True)(gradkit)
     with pytest.warns(UserWarning, match="New undefined gradient support checking"):
         assert not gradkit.autograd.gradcheck(func, (x,), raise_exception=False)
+
+
+def _small_error_everywhere(lib):
+    """x -> 0 * x whose vjp puts 4e-6 (under atol 1e-5) in every Jacobian entry."""
+    class Nearly(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.sum() * 4e-6 * lib.ones_like(g)
+    return Nearly.apply
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_fast_mode_tolerance_scales_as_torchs(fast_mode):
+    """torch's fast mode draws unit vectors u, v and compares u^T J v with atol * sum(u) *
+    sum(v), so an error under atol in every entry passes, as in slow mode; an unscaled atol
+    failed it here."""
+    def verdict(lib):
+        x = lib.arange(100, dtype=lib.float64).requires_grad_()
+        return lib.autograd.gradcheck(_small_error_everywhere(lib), (x,), fast_mode=fast_mode,
+                                      raise_exception=False)
+    assert verdict(gradkit) is verdict(torch) is True
+
+
+def _failure(lib, func, inputs, **options) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as info:
+            lib.autograd.gradcheck(func, inputs, **options)
+    return str(info.value).replace("torch.", "LIB.").replace("gradkit.", "LIB.")
+
+
+def _halved(lib):
+    return lambda a: (a * a.detach()).sum()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_slow_mode_failure_prints_torchs_jacobians(dtype):
+    """The blocks are tensors in torch's layout: a row per input element, a column per output
+    element, in the input's dtype."""
+    def text(lib):
+        x = lib.tensor([1.0, 2.0], dtype=getattr(lib, dtype), requires_grad=True)
+        return _failure(lib, _halved(lib), (x,))
+    assert text(gradkit) == text(torch)
+
+
+@pytest.mark.parametrize("forward", [False, True])
+def test_fast_mode_failure_recomputes_the_pair_in_slow_mode_as_torch(forward):
+    """After the fast-mode quantities (random vectors: they differ from torch's draws), torch
+    prints the failing pair's whole Jacobians and their largest difference; forward mode's
+    quantities are J v vectors of the output's size."""
+    def parts(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        text = _failure(lib, lambda a, b: (b * 2, (a * a.detach())[:, None] * b), (x, y),
+                        fast_mode=True, check_forward_ad=forward, check_backward_ad=not forward)
+        head, _, slow = text.partition("\nThe above quantities")
+        # (torch's forward-mode Jacobian is built on its graph: we print no grad_fn)
+        slow = slow.replace(", grad_fn=<CopySlices>", "")
+        quantities = [line.split(":")[1] for line in head.splitlines()[1:3]]
+        return head.splitlines()[0], [q.startswith("tensor([") for q in quantities], slow
+    ours, torchs = parts(gradkit), parts(torch)
+    assert ours == torchs and ours[1] == [forward, forward]
+    assert "Below, we recompute numerical and analytical jacobians in slow mode" in ours[2]
+
+
+def _cancelling(lib):
+    """x0 - x1, whose vjp is 9e-4 off (under rtol 1e-3) in both entries: u^T J v cancels in
+    fast mode, where the relative error then shows."""
+    class Difference(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[0] - x[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * lib.tensor([1 + 9e-4, -1 + 9e-4], dtype=lib.float64)
+    return Difference.apply
+
+
+def test_fast_mode_failure_says_when_slow_mode_would_pass():
+    """A fast-mode failure whose slow-mode Jacobians agree ends with torch's advice."""
+    x = gradkit.tensor([1.0, 2.0], dtype=gradkit.float64, requires_grad=True)
+    assert gradkit.autograd.gradcheck(_cancelling(gradkit), (x,), atol=0)
+    text = _failure(gradkit, _cancelling(gradkit), (x,), atol=0, fast_mode=True)
+    assert text.endswith("module_test entry to have `gradcheck_fast_mode=False`")
+    assert "Fast gradcheck failed but element-wise differences are small" in text

@@ -59,6 +59,18 @@ def _numerical_jacobian(func, inputs, indices, eps):
     return jacobians
 
 
+def _restoring_numerical_jacobian(func, inputs, indices, eps):
+    """``_numerical_jacobian``, the inputs' values put back afterwards."""
+    _CURRENT_INPUTS[0] = inputs
+    saved = [inputs[i]._data.copy() for i in indices]
+    try:
+        return _numerical_jacobian(func, inputs, indices, eps)
+    finally:
+        for i, data in zip(indices, saved, strict=True):
+            inputs[i]._data[...] = data
+        _CURRENT_INPUTS[0] = None
+
+
 def _perturbed(t, host, k, value):
     """The inputs with element k of tensor t set to value (t's data swapped in place)."""
     flat = host.reshape(-1).copy()
@@ -159,7 +171,8 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             return True
         if fast_mode:
             fast_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol,
-                       check_backward_ad, check_forward_ad, GradcheckError)
+                       check_backward_ad, check_forward_ad, GradcheckError,
+                       _slow_mode_explanation(func, inputs, outputs, eps, atol, rtol, nondet_tol))
         else:
             _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol,
                         check_backward_ad, check_forward_ad)
@@ -182,23 +195,16 @@ def _slow_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, che
     """Whole Jacobians: analytical (vjps, jvps) against central differences."""
     analytical, reentrant = _analytical_jacobian(outputs, inputs, indices, nondet_tol) \
         if check_backward_ad else (None, True)  # backward alone may be broken: not called
-    _CURRENT_INPUTS[0] = inputs
-    saved = [inputs[i]._data.copy() for i in indices]
-    try:
-        numerical = _numerical_jacobian(func, inputs, indices, eps)
-    finally:
-        for i, data in zip(indices, saved):
-            inputs[i]._data[...] = data
-        _CURRENT_INPUTS[0] = None
+    numerical = _restoring_numerical_jacobian(func, inputs, indices, eps)
     if check_backward_ad:
-        _compare_by_output(analytical, numerical, outputs, indices, rtol, atol)
+        _compare_by_output(analytical, numerical, inputs, outputs, indices, rtol, atol)
     if check_forward_ad:
         _compare_forward(func, inputs, indices, outputs, numerical, rtol, atol)
     if check_backward_ad and not reentrant:
         raise GradcheckError(not_reentrant_message(nondet_tol))
 
 
-def _compare_by_output(analytical, numerical, outputs, indices, rtol, atol) -> None:
+def _compare_by_output(analytical, numerical, inputs, outputs, indices, rtol, atol) -> None:
     """torch's order and words: per differentiable output, then input; with complex outputs,
     the imaginary parts of all outputs first, then the real parts, each named."""
     blocks, start = [], 0  # (pass, output, rows): a complex output's rows are re then im
@@ -225,8 +231,59 @@ def _compare_by_output(analytical, numerical, outputs, indices, rtol, atol) -> N
                     continue
                 if not np.allclose(a, n, rtol=rtol, atol=atol):
                     raise GradcheckError(f"{prefix}Jacobian mismatch for output {number[id(o)]} "
-                                         f"with respect to input {j},\nnumerical:{n}\n"
-                                         f"analytical:{a}\n")
+                                         f"with respect to input {j},\n"
+                                         + _both_jacobians(n, a, inputs[indices[j]]))
+
+
+def _as_torch_jacobian(block, input_tensor) -> Tensor:
+    """An (output x input) block in torch's layout: a tensor of the input's (real) dtype,
+    a row per input component (a complex input's real parts first, then its imaginary ones),
+    a column per output component."""
+    dtype = np.real(_host(input_tensor._data)[:0]).dtype
+    return Tensor._make(np.ascontiguousarray(block.T, dtype=dtype))
+
+
+def _both_jacobians(numerical, analytical, input_tensor) -> str:
+    return (f"numerical:{_as_torch_jacobian(numerical, input_tensor)}\n"
+            f"analytical:{_as_torch_jacobian(analytical, input_tensor)}\n")
+
+
+def _slow_mode_explanation(func, inputs, outputs, eps, atol, rtol, nondet_tol):
+    """What torch adds to a fast-mode failure: the failing pair's whole Jacobians, and whether
+    slow mode would have passed."""
+    starts = np.cumsum([0] + [_real_components(_host(o._data)).size for o in outputs])
+
+    def explain(i: int, k: int, forward: bool) -> str:
+        rows = slice(starts[k], starts[k + 1])
+        numerical = _restoring_numerical_jacobian(func, inputs, [i], eps)[0][rows]
+        analytical = (forward_jacobian(func, inputs, i) if forward else
+                      _analytical_jacobian(outputs, inputs, [i], nondet_tol)[0][0])[rows]
+        n, a = (_as_torch_jacobian(m, inputs[i]) for m in (numerical, analytical))
+        text = ("\nThe above quantities relating the numerical and analytical jacobians are "
+                "computed \nin fast mode. See: https://github.com/pytorch/pytorch/issues/53876 "
+                "for more background \nabout fast mode. Below, we recompute numerical and "
+                "analytical jacobians in slow mode:\n\n"
+                f"Numerical:\n {n}\nAnalytical:\n{a}\n\n"
+                f"The max per-element difference (slow mode) is: "
+                f"{float(np.abs(n._data - a._data).max(initial=0))}.\n")
+        return text + (_FAST_FAIL_SLOW_OK if np.allclose(a._data, n._data, rtol, atol) else "")
+    return explain
+
+
+_FAST_FAIL_SLOW_OK = """
+Fast gradcheck failed but element-wise differences are small. This means that the
+test might've passed in slow_mode!
+
+If you are adding a new operator, please file an issue and then use one of the
+workarounds. The workaround depends on how your test invokes gradcheck/gradgradcheck:
+
+If the test
+- manually invokes gradcheck/gradgradcheck, then call gradcheck/gradgradcheck
+  with `fast_mode=False` as a keyword argument.
+- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test
+  to have `gradcheck_fast_mode=False`
+- is a Module test (e.g., in common_nn.py), then modify the corresponding
+  module_test entry to have `gradcheck_fast_mode=False`""".strip()
 
 
 def _compare_forward(func, inputs, indices, outputs, numerical, rtol, atol) -> None:
@@ -253,7 +310,7 @@ def _compare_forward(func, inputs, indices, outputs, numerical, rtol, atol) -> N
                 if not np.allclose(a, n, rtol=rtol, atol=atol):
                     raise GradcheckError(f"{prefix}Jacobian computed with forward mode mismatch "
                                          f"for output {number} with respect to input {j},\n"
-                                         f"numerical:{n}\nanalytical:{a}\n")
+                                         + _both_jacobians(n, a, inputs[indices[j]]))
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,
@@ -288,13 +345,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
 def _check_no_differentiable_outputs(func, inputs, indices, eps, error) -> None:
     """No output requires grad: then the numerical gradient must be zero everywhere."""
-    _CURRENT_INPUTS[0] = inputs
-    saved = [inputs[i]._data.copy() for i in indices]
-    try:
-        jacobians = _numerical_jacobian(func, inputs, indices, eps)
-    finally:
-        for i, data in zip(indices, saved, strict=True):
-            inputs[i]._data[...] = data
-        _CURRENT_INPUTS[0] = None
+    jacobians = _restoring_numerical_jacobian(func, inputs, indices, eps)
     if any(np.any(j != 0) for j in jacobians):
         raise error("Numerical gradient for function expected to be zero")

@@ -13,9 +13,12 @@ from gradkit.autograd.gradcheck_modes import (
 
 
 def fast_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, check_backward_ad,
-               check_forward_ad, error) -> None:
-    """Raise ``error`` where an analytical product differs from the numerical one. Outputs
-    are numbered among those that require grad, as torch numbers them."""
+               check_forward_ad, error, explain) -> None:
+    """Raise ``error`` where an analytical product differs from the numerical one, its text
+    ended by ``explain(input index, output index, forward)`` (the pair's whole Jacobians).
+    Outputs are numbered among those that require grad, as torch numbers them. As torch, the
+    vectors are unit vectors of [0, 1) draws and ``atol`` grows by their sums (an error of
+    atol in every Jacobian entry moves u^T J v by that much)."""
     rng = np.random.default_rng(0)
     diff = [k for k, o in enumerate(outputs) if o.requires_grad]
     us = {k: rand_like(rng, _host(outputs[k]._data), uniform=True) for k in diff}
@@ -25,9 +28,10 @@ def fast_check(func, inputs, indices, outputs, eps, atol, rtol, nondet_tol, chec
     is_complex = {k: outputs[k].is_complex() for k in diff}
     if check_backward_ad:
         _backward(inputs, indices, outputs, diff, is_complex, us, vs, numericals, nondet_tol,
-                  rtol, atol, error)
+                  rtol, atol, error, explain)
     if check_forward_ad:
-        _forward(func, inputs, indices, diff, us, vs, numericals, eps, rtol, atol, error)
+        _forward(func, inputs, indices, diff, vs, numericals, eps, rtol, atol, error,
+                 explain)
 
 
 def _parts(complex_flags) -> tuple:
@@ -45,7 +49,7 @@ def _prefix(part, is_complex: bool, element: str) -> str:
 
 
 def _backward(inputs, indices, outputs, diff, is_complex, us, vs, numericals, nondet_tol, rtol,
-              atol, error) -> None:
+              atol, error, explain) -> None:
     """vJ v against u^T (numerical J v); a complex output's u split into its two parts."""
     targets = [inputs[i] for i in indices]
     for part in _parts(is_complex.values()):
@@ -60,8 +64,11 @@ def _backward(inputs, indices, outputs, diff, is_complex, us, vs, numericals, no
                     continue  # a real output was checked whole in the imaginary pass
                 g = first[k][j]
                 analytical = 0.0 if g is None else _real_dot(_host(g._data), vs[i])
-                _compare_fast(analytical, _real_dot(seeds[k], numericals[i][k]), n, j, rtol,
-                              atol, "", _prefix(part, is_complex[k], "outputs"), error)
+                if not np.isclose(analytical, numerical := _real_dot(seeds[k], numericals[i][k]),
+                                  rtol=rtol, atol=atol * _sum(vs[i]) * _sum(seeds[k])):
+                    raise error(_fast_message(numerical, analytical, n, j, "",
+                                              _prefix(part, is_complex[k], "outputs"))
+                                + explain(i, k, False))
 
 
 def _vjps(outputs, diff, targets, seeds) -> dict:
@@ -69,8 +76,10 @@ def _vjps(outputs, diff, targets, seeds) -> dict:
                              allow_unused=True) for k in diff}
 
 
-def _forward(func, inputs, indices, diff, us, vs, numericals, eps, rtol, atol, error) -> None:
-    """u^T (J v from jvps) against u^T (numerical J v); a complex input's v split in two."""
+def _forward(func, inputs, indices, diff, vs, numericals, eps, rtol, atol, error,
+             explain) -> None:
+    """J v from jvps against the numerical J v, element by element as torch (forward mode
+    has no output vector); a complex input's v split in two."""
     is_complex = {i: inputs[i].is_complex() for i in indices}
     for part in _parts(is_complex.values()):
         for j, i in enumerate(indices):
@@ -82,9 +91,12 @@ def _forward(func, inputs, indices, diff, us, vs, numericals, eps, rtol, atol, e
                 numerical = _numerical_jv(func, inputs, i, v, eps)
             forward = jvp_outputs(func, inputs, {i: v})
             for n, k in enumerate(diff):
-                _compare_fast(_real_dot(us[k], forward[k]), _real_dot(us[k], numerical[k]), n,
-                              j, rtol, atol, " computed with forward mode",
-                              _prefix(part, is_complex[i], "inputs"), error)
+                analytical, theirs = (np.asarray(r[k]).reshape(-1) for r in (forward, numerical))
+                if not np.allclose(analytical, theirs, rtol=rtol, atol=atol * _sum(v)):
+                    raise error(_fast_message(Tensor._make(theirs), Tensor._make(analytical), n,
+                                              j, " computed with forward mode",
+                                              _prefix(part, is_complex[i], "inputs"))
+                                + explain(i, k, True))
 
 
 def _numerical_jv(func, inputs, i, v, eps) -> list:
@@ -105,22 +117,28 @@ def _numerical_jv(func, inputs, i, v, eps) -> list:
     return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
 
 
-def _compare_fast(analytical, numerical, output, j, rtol, atol, how: str, prefix: str,
-                  error) -> None:
+def _fast_message(numerical, analytical, output, j, how: str, prefix: str) -> str:
     """``output`` and ``j`` are numbered among the outputs and inputs that require grad."""
-    if not np.isclose(analytical, numerical, rtol=rtol, atol=atol):
-        raise error(
-            f"{prefix}Jacobian{how} mismatch for output {output} with respect to input {j},\n"
-            f"numerical:{numerical}\nanalytical:{analytical}\n\nThe above quantities relating "
-            "the numerical and analytical jacobians are computed \nin fast mode.")
+    return (f"{prefix}Jacobian{how} mismatch for output {output} with respect to input {j},\n"
+            f"numerical:{numerical}\nanalytical:{analytical}\n")
+
+
+def _sum(vector) -> float:
+    """The sum of a vector's real and imaginary entries (torch's atol factor)."""
+    return float(np.sum(vector.real) + np.sum(vector.imag))
 
 
 def rand_like(rng, array, uniform: bool = False):
-    """Random values shaped as ``array``: normal, or in [0, 1) as torch's fast mode draws."""
-    draw = rng.random if uniform else rng.standard_normal
-    v = draw(array.shape)
+    """Random values shaped as ``array``: normal, or as torch's fast mode draws them: in
+    [0, 1), scaled to norm 1 (a complex array's real and imaginary parts each)."""
+    def draw():
+        if not uniform:
+            return rng.standard_normal(array.shape)
+        v = rng.random(array.shape)
+        return v / (np.linalg.norm(v) or 1.0)
+    v = draw()
     if array.dtype.kind == "c":
-        v = v + 1j * draw(array.shape)
+        v = v + 1j * draw()
     return np.asarray(v.astype(array.dtype))  # 0-d: an array, not a NumPy scalar
 
 

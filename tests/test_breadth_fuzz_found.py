@@ -4,6 +4,8 @@ unless a test says breadth)."""
 import cmath
 import dataclasses
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -1185,3 +1187,23 @@ def test_second_derivative_of_sinc_at_a_det_zero_is_known():
     problems, known = diff_program(program)
     assert problems and all(p.startswith("grads2") for p in problems)
     assert known.startswith("a derivative infinite at 0 of an entry a LAPACK routine")
+
+
+def test_svd_of_a_matrix_with_an_infinite_entry_returns_nan_without_lapack():
+    """OpenBLAS's cgesdd never returned for this complex64 matrix with one inf (breadth seed
+    1220506); torch's MKL gives NaN singular values, and so does gradkit now, without calling
+    LAPACK (run in a child process, so a hang fails the test instead of stalling the run)."""
+    program = (
+        "import gradkit, torch\n"
+        "inf = float('inf')\n"
+        "rows = [[2.85 + 0.68j, -0.0035 - 0.87j, 0.85 + 0.68j], [inf, 2.85 + 0.68j, 0.42 - 0.56j],"
+        " [0.85 + 0.68j, 0.47 + 0.71j, 2.0 - 0.87j]]\n"
+        "for m in (gradkit, torch):\n"
+        "    x = m.tensor([rows, [[1, 0, 0], [0, 2, 0], [0, 0, 3]]], dtype=m.complex64)\n"
+        "    u, s, vh = m.linalg.svd(x, full_matrices=False)\n"
+        "    print(s.isnan().tolist())\n"
+        "    assert u[0].isnan().all() and vh[0].isnan().all() or m is torch\n")
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            timeout=120, check=True)
+    ours, torchs = result.stdout.splitlines()
+    assert ours == torchs == str([[True] * 3, [False] * 3])

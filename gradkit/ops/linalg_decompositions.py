@@ -79,25 +79,22 @@ def _refuse_nan(name: str, xp, x) -> None:
 def _svd(xp, x, *, full_matrices=True):
     check_matrices("linalg.svd", x, square=False, half=kernel_error("linalg_svd_cpu"))
     _refuse_nan("linalg.svd", xp, x)
+    # a matrix with an infinite entry gets NaN, as from torch's MKL, without LAPACK: OpenBLAS's
+    # gesdd may not converge or never return there (cgesdd of a 3 x 3 with one inf)
+    bad = ~xp.isfinite(x).all(axis=(-2, -1))
+    if bad.any():
+        x = xp.where(bad[..., None, None], xp.zeros((), x.dtype), x)
     try:
         u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
     except xp.linalg.LinAlgError:
-        if bool(xp.isfinite(x).all()):
-            raise LinAlgError("linalg.svd: The algorithm failed to converge because the input "
-                              "matrix is ill-conditioned or has too many repeated singular "
-                              "values.") from None
-        # an infinite entry: LAPACK's gesdd may not converge, where torch's MKL gives NaN
-        u, s, vh = _nan_svd(xp, x, full_matrices)
-    return u, s.astype(np.finfo(x.dtype).dtype), vh
-
-
-def _nan_svd(xp, x, full_matrices: bool):
-    m, n = x.shape[-2:]
-    k = min(m, n)
-    batch = x.shape[:-2]
-    u = xp.full(batch + (m, m if full_matrices else k), xp.nan, x.dtype)
-    vh = xp.full(batch + (n if full_matrices else k, n), xp.nan, x.dtype)
-    return u, xp.full(batch + (k,), xp.nan, np.finfo(x.dtype).dtype), vh
+        raise LinAlgError("linalg.svd: The algorithm failed to converge because the input "
+                          "matrix is ill-conditioned or has too many repeated singular "
+                          "values.") from None
+    s = s.astype(np.finfo(x.dtype).dtype)
+    if bad.any():
+        u, s, vh = (xp.where(bad[(...,) + (None,) * (r.ndim - bad.ndim)],
+                             xp.asarray(np.nan, r.dtype), r) for r in (u, s, vh))
+    return u, s, vh
 
 
 def _svd_vjp(grads, u, s, vh, full_matrices):

@@ -1207,3 +1207,17 @@ def test_svd_of_a_matrix_with_an_infinite_entry_returns_nan_without_lapack():
                             timeout=120, check=True)
     ours, torchs = result.stdout.splitlines()
     assert ours == torchs == str([[True] * 3, [False] * 3])
+
+
+@pytest.mark.parametrize("scan", ["cummax", "cummin"])
+def test_running_extreme_of_an_empty_input_is_its_own_gradient(scan):
+    """torch's cummaxmin_backward returns an empty input itself, never reading the incoming
+    gradient: a second derivative then does not reach hardsigmoid's backward (which has
+    none) behind it (breadth seed 1214646: gradkit raised "derivative for
+    aten::hardsigmoid_backward is not implemented")."""
+    def second(m):
+        x = m.tensor(1.5, dtype=m.float64, requires_grad=True)
+        y = m.nn.functional.hardsigmoid(getattr(m, scan)(m.masked_select(x, x < 0), 0).values)
+        g, = m.autograd.grad(y.sum(), x, create_graph=True)
+        return _outcome(lambda: m.autograd.grad(g, x, allow_unused=True)[0].item())
+    assert second(gradkit) == second(torch) == ("ok", 0.0)

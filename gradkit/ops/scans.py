@@ -325,9 +325,12 @@ def _cummin(xp, x, *, dim):
 
 def _to_arg_positions(g, x, indices, dim):
     """Each value's gradient added at the position it came from (torch's scatter_add; x is
-    saved as torch saves it, its shape is what the rule reads)."""
+    saved as torch saves it, its shape is what the rule reads). An empty x is its own
+    gradient, as torch's: g is not read, so a second derivative does not reach g's graph."""
     if not x.ndim:
         return (g,)
+    if 0 in tuple(x.shape):  # (arrays without create_graph: a copy, never x's memory)
+        return (x if hasattr(x, "grad_fn") else x.copy(),)
     return (scatter_into_zeros(g, indices, tuple(x.shape), _normalize_dim(dim, x.ndim)),)
 
 

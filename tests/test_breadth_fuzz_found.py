@@ -1221,3 +1221,18 @@ def test_running_extreme_of_an_empty_input_is_its_own_gradient(scan):
         g, = m.autograd.grad(y.sum(), x, create_graph=True)
         return _outcome(lambda: m.autograd.grad(g, x, allow_unused=True)[0].item())
     assert second(gradkit) == second(torch) == ("ok", 0.0)
+
+
+def test_cdist_matmul_second_derivative_at_zero_distance_into_a_phase_check_is_known():
+    """Known difference (docs/numerics.md, "torch's second derivative there is NaN"; breadth
+    seed 1208859): cdist(x, x) in its matmul form is 0, and torch's double backward through
+    its divide-then-mask backward is NaN there; the NaN reaches eig's eigenvector phase check,
+    which refuses in torch only. gradkit's second derivative is 0, as cdist(x, x) is."""
+    program = Program("breadth", (Leaf((), "float32", True),), (
+        Step("s_cdist", (0, 0), {"p": 2, "mode": "use_mm_for_euclid_dist"}),
+        Step("l_eig_pairs", (1,), {"n": 1})), True, 1208859)
+    ours, torchs = (run(program, m) for m in (gradkit, torch))
+    assert ours.error is None and ours.grads2[0] == 0
+    assert "specified up to multiplication by e^{i phi}" in torchs.message
+    problems, known = diff_program(program)
+    assert problems and known.startswith("cdist's matmul form at a zero distance")

@@ -1236,3 +1236,18 @@ def test_cdist_matmul_second_derivative_at_zero_distance_into_a_phase_check_is_k
     assert "specified up to multiplication by e^{i phi}" in torchs.message
     problems, known = diff_program(program)
     assert problems and known.startswith("cdist's matmul form at a zero distance")
+
+
+def test_solve_backward_of_a_non_finite_matrix_never_refuses_as_singular():
+    """linalg.solve of a matrix with an inf went through, but A^H's pivots met an exact 0
+    (its inf made NaN): gradkit's backward raised "the input matrix is singular" where
+    torch's reuses A's LU unchecked and gives NaN (breadth seed 1205874)."""
+    program = Program("breadth", (Leaf((3,), "complex128", True, True),
+                                  Leaf((), "complex128", False, True),
+                                  Leaf((3,), "complex128", True, True)), (
+        Step("s_block_diag", (1, 0), {}), Step("b_cat3", (3, 3), {"dim": -2}),
+        Step("b_solve", (4, 4), {"n": 4})), True, 1205874)
+    ours, torchs = (run(program, m) for m in (gradkit, torch))
+    assert ours.error is torchs.error is None
+    assert np.isnan(ours.grads[0]).all() and np.isnan(torchs.grads[0]).all()
+    assert diff_program(program) == ([], None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.backend import get_array_module
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.linalg import matmul
@@ -151,7 +152,15 @@ def _as_columns(a, m):
 
 def _solve_vjp_b(g, a, x):
     _ = x  # torch's node keeps the result for B's gradient too: a write into it is refused
-    return solve(mH(a), g)
+    try:
+        return solve(mH(a), g)
+    except LinAlgError:
+        data = getattr(a, "_data", a)
+        if bool(get_array_module(data).isfinite(data).all()):
+            raise
+        # A's solve went through but A^H's pivots met an exact 0 its inf or NaN made: torch's
+        # backward reuses A's LU, unchecked, which gives NaN (breadth seed 1205874)
+        return g * float("nan")
 
 
 def _solve_vjp_a(g, a, x):

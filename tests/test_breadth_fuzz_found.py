@@ -1251,3 +1251,18 @@ def test_solve_backward_of_a_non_finite_matrix_never_refuses_as_singular():
     assert ours.error is torchs.error is None
     assert np.isnan(ours.grads[0]).all() and np.isnan(torchs.grads[0]).all()
     assert diff_program(program) == ([], None)
+
+
+def test_std_of_a_number_parameter_draw_of_equal_values_is_the_noise_known():
+    """Known difference (docs/numerics.md, "noise divided by rounding noise"; breadth seed
+    1293756): std(correction=-1) of twelve equal values (an adaptive pool of one element) is
+    rounding noise in both libraries, its gradient noise over noise; the std step drawn with
+    a number parameter (num_param) was not recognised as a std."""
+    program = Program("breadth", (Leaf((1,), "float64", True), Leaf((1, 1), "float64", True)), (
+        Step("clone", (0,), {}),
+        Step("n_adaptive_pool", (2,), {"kind": "avg3", "shape": (1, 1, 1, 1, 1),
+                                       "size": (4, 1, 3)}),
+        Step("num_param", (3, 2), {"call": "std", "given": "0d", "v": -1.0})), True, 1293756)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known.startswith("the gradient of std at elements equal but for rounding")

@@ -257,7 +257,9 @@ def _std_of_equal_values(program, mine: Result, theirs: Result) -> bool:
     for k, step in enumerate(program.steps):
         out = theirs.values[len(program.leaves) + k]
         source = theirs.values[step.inputs[0]]
-        if step.op in ("std", "b_std") and out.size and source.size and \
+        is_std = step.op in ("std", "b_std") or (  # or a std of a number parameter's draw
+            step.op == "num_param" and step.params.get("call") == "std")  # (breadth 1293756)
+        if is_std and out.size and source.size and \
                 np.isfinite(source).all():  # b_std: complex too (breadth seed 45892)
             scale = max(1.0, float(np.abs(source).max()))
             # rounding noise of the source's precision: float32's is 1e-7 (core seed

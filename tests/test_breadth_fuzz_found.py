@@ -1266,3 +1266,18 @@ def test_std_of_a_number_parameter_draw_of_equal_values_is_the_noise_known():
     problems, known = diff_program(program)
     assert problems and all(p.startswith("grads") for p in problems)
     assert known.startswith("the gradient of std at elements equal but for rounding")
+
+
+def test_logical_op_of_an_fft_zero_that_is_noise_on_one_side_is_known():
+    """Known difference (docs/numerics.md, "turn a last-bit difference"; breadth seed
+    1291364): an inverse FFT's entry is an exact 0 here and 1e-7 (complex64 rounding at a
+    scale of 8.5) in torch, and logical_xor_ reads it as false or true."""
+    program = Program("breadth", (Leaf((3,), "float64", True), Leaf((3,), "bool", False)), (
+        Step("s_cartesian_prod", (1, 0), {}),
+        Step("fft_fftn", (2,), {"s": None, "dim": None, "norm": None}),
+        Step("b_cumsum_dtype", (3,), {"dim": -1}),
+        Step("fft_ifft2", (4,), {"s": None, "dim": (-2, -1), "norm": "ortho"}),
+        Step("fb_logical_", (5, 4), {"name": "logical_xor"})), True, 1291364)
+    problems, known = diff_program(program)
+    assert problems and problems[0].startswith("values[5]")
+    assert known == "a step that turns a rounding difference of its input into another number"

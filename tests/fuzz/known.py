@@ -573,7 +573,9 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     vector_norm(ord=0) counting a rounding-noise entry that is 0 on the other side, x % y
     (fmod, //) where y divides x but for rounding, sin of a huge argument, a polynomial's
     degree floor(4 |n|) of an n one ulp below 1 (breadth seed 99391), histc of a value at a
-    bin edge but for rounding (breadth seed 201754); or the first
+    bin edge but for rounding (breadth seed 201754), a logical op's truth of a value that is
+    0 on one side and rounding noise on the other (an inverse FFT; breadth seed 1291364); or
+    the first
     value to differ picks among values equal but for rounding (max pooling's index, sort's
     order: nn_new seed 1686, attention's rows one float32 ulp from torch's)."""
     first = _first_differing_value(program, mine, theirs)
@@ -601,6 +603,7 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or _floors_a_quotient(step) \
             or step.op == "sp_polynomial_tensor_n" \
             or step.op == "b_histc" \
+            or step.op in _TRUTH_TESTS \
             or _truncates_a_rounding(step, mine, theirs, leaves + k) \
             or (step.op == "d_statistic" and step.params["family"] == "Weibull"
                 and step.params["stat"] == "mode") \
@@ -615,13 +618,26 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             ours, torchs = _values_before(program, k)
         if amplifies and ours is not None and all(
                 ours[i].shape == torchs[i].shape and np.allclose(
-                    ours[i], torchs[i], rtol=rtol, atol=1e-7, equal_nan=True)
+                    ours[i], torchs[i], rtol=rtol, equal_nan=True, atol=_rounding_floor(
+                        ours[i]) if step.op in _TRUTH_TESTS else 1e-7)
                 for i in step.inputs) and not (
                 mine.values[out].shape == theirs.values[out].shape and all(np.array_equal(
                     part(mine.values[out]), part(theirs.values[out]), equal_nan=True)
                     for part in (np.real, np.imag))):
             return True
     return False
+
+
+_TRUTH_TESTS = frozenset({"fb_logical_", "logical_not"})  # read x != 0
+
+
+def _rounding_floor(x) -> float:
+    """The rounding noise of ``x``'s precision at its scale (an FFT's exact 0 on one side is
+    1e-7 on the other in complex64: breadth seed 1291364)."""
+    if x.dtype.kind not in "fc" or not x.size or not np.isfinite(x).any():
+        return 1e-7
+    return max(1e-7, 16 * float(np.finfo(x.dtype).eps) * float(np.nanmax(np.abs(
+        x[np.isfinite(x)]))))
 
 
 def _values_before(program, k: int) -> tuple:

@@ -176,3 +176,34 @@ def _check_lengths(nested, sizes: list, dim: int) -> None:
 def check_ragged(nested) -> None:
     """Raise torch's error for ragged ``nested`` data (it does not raise for other data)."""
     _check_lengths(nested, _shape(nested), 0)
+
+
+def checked_array(nested, dtype: np.dtype) -> np.ndarray:
+    """``np.array(nested, dtype)`` with torch's checks for an integer dtype: a float out of its
+    range (NaN, inf) and an integer beyond it are refused, a negative integer wraps into an
+    unsigned type (NumPy would raise, or cast a float to garbage). A complex number is
+    refused for a real dtype, in the words of torch's unpacking."""
+    if np.dtype(dtype).kind not in "iu" or isinstance(nested, np.ndarray):
+        try:  # torch converts a double to half through float
+            return np.array(nested, dtype=np.float32).astype(np.float16) \
+                if np.dtype(dtype) == np.float16 else np.array(nested, dtype=dtype)
+        except TypeError as error:  # (NumPy's float() of a complex)
+            if "not 'complex'" in str(error):
+                raise TypeError("must be real number, not complex") from None
+            raise
+    values = np.array(nested)
+    if values.dtype.kind == "c":
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    if values.dtype == object or values.dtype == np.uint64 != dtype:  # beyond int64
+        raise ValueError("Overflow when unpacking long long")
+    if dtype == np.uint64 and values.dtype.kind == "i" and (values < 0).any():
+        raise OverflowError("can't convert negative int to unsigned")  # no wrap, as torch
+    if values.dtype.kind in "fiu" and values.size:
+        info = np.iinfo(dtype)
+        lowest = -int(info.max) if values.dtype.kind in "iu" and info.min == 0 else info.min
+        with np.errstate(invalid="ignore"):
+            fits = (values >= lowest) & (values <= info.max)
+        if not fits.all():
+            raise RuntimeError(f"value cannot be converted to type {np.dtype(dtype).name} "
+                               "without overflow")
+    return values.astype(dtype)

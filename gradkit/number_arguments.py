@@ -9,11 +9,14 @@ refused too, even where NumPy would broadcast it.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import invalid_combination, type_name
 
 
 def python_number(value):
@@ -126,3 +129,67 @@ def numbers_reader(function: str, **positions):
                     else value
         return params
     return read
+
+
+def number_parameters(function: str, overloaded: bool = False, signature=None, **kinds: str):
+    """Decorator: torch's parser reads the number parameters ``kinds`` (name: "float",
+    "double" or "Number"; "float|Tensor": a tensor passes unread, torch's Tensor signature) of
+    a plain-function op before it runs. An ill-typed one (a complex for a float) is torch's
+    TypeError naming it and its position (none when given by keyword), or, ``overloaded``
+    (torch has other signatures), its "invalid combination" of the arguments as given (then
+    passed unread: the op's own checks list them too); ``signature(*args, **kwargs)``: whether
+    torch has a signature for the call, else that invalid combination. The first parameter is
+    the input: a method's errors do not count it."""
+    def declare(op_function):
+        names = list(inspect.signature(op_function).parameters)
+        checks = tuple((names.index(name), name, kind.removesuffix("|Tensor"),
+                        kind.endswith("|Tensor")) for name, kind in kinds.items())
+
+        @functools.wraps(op_function)
+        def call(*args, **kwargs):
+            read = list(args)
+            for index, name, kind, takes_tensor in checks:
+                given = index < len(args)
+                value = args[index] if given else kwargs.get(name)
+                if type(value) is float or value is None or \
+                        takes_tensor and isinstance(value, Tensor):
+                    continue  # (the common call: nothing to read)
+                try:
+                    value = number_argument(value, function, name, index + 1 if given else None,
+                                            kind)
+                except TypeError:
+                    if not overloaded:
+                        raise
+                    raise invalid_combination(function, args, kwargs) from None
+                if overloaded:
+                    continue  # (its own checks list the arguments as given, and read them)
+                if given:
+                    read[index] = value
+                else:
+                    kwargs[name] = value
+            if signature is not None and not signature(*args, **kwargs):
+                raise invalid_combination(function, args, kwargs)
+            return op_function(*read, **kwargs)
+        call.function_words = True  # (wraps copies it on) its method's errors drop self
+        return call
+    return declare
+
+
+def float_list(value, function: str, argument: str) -> list | None:
+    """``value`` read as torch's parser reads a ``float[]`` ("tuple of floats"): None where no
+    signature takes it (not a tuple or list, or its first element neither a real number nor a
+    complex one: the caller's "invalid combination"); else its floats, each element a real
+    number or a one-element tensor, or torch's TypeError naming the first that is not."""
+    if not isinstance(value, (tuple, list)) or value and not isinstance(
+            python_number(value[0]), (int, float, complex)):
+        return None
+    floats = []
+    for index, element in enumerate(value):
+        element = python_number(element)
+        if isinstance(element, Tensor) and element._data.size == 1:
+            element = element._data.item()
+        if not isinstance(element, (int, float)):
+            raise TypeError(f"{function}(): argument '{argument}' must be tuple of floats, but "
+                            f"found element of type {type_name(element)} at pos {index + 1}")
+        floats.append(float(element))
+    return floats

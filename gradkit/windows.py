@@ -15,6 +15,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.creation import _finish, _resolve
 from gradkit.int_arguments import invalid_combination
+from gradkit.number_arguments import number_parameters
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
 _UNSET = object()  # kaiser_window's periodic and beta not given
@@ -104,6 +105,7 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, de
                    values)
 
 
+@number_parameters("kaiser_window", True, beta="float")
 def kaiser_window(window_length: int, periodic: bool = _UNSET, beta: float = _UNSET, *,
                   dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """The Kaiser window ``I0(beta sqrt(1 - ((n - a) / a)^2)) / I0(beta)``, ``a = (N - 1) / 2``

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.number_arguments import number_argument, scalar_for
+from gradkit.number_arguments import number_argument, number_parameters, scalar_for
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op, op
@@ -141,17 +141,16 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
 
 
 @tensor_parameters("x2")
+@number_parameters("pairwise_distance", p="float", eps="float")
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """The p-norm of x1 - x2 + eps along the last dim (torch's NormBackward1)."""
-    p, eps = (number_argument(v, "pairwise_distance", name, None, "float")
-              for name, v in (("p", p), ("eps", eps)))
     return norm_over_a_dim(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)
 
 
 @tensor_parameters("x2")
+@number_parameters("cosine_similarity", eps="float")
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) along ``dim`` (broadcasting)."""
-    eps = number_argument(eps, "cosine_similarity", "eps", 4, "float")
     check_bound(eps, "eps must be non-negative, got: {}")
     dtype = promote_types(x1._data.dtype, x2._data.dtype)
     if dtype.kind != "f":

@@ -56,18 +56,22 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
     forward.__name__ = name
     loss = op(save=("x", "y"), node_name=name.title().replace("_", "") + "Backward0")(forward)
 
-    def vjp(g, x, y, reduction, width):
+    def slopes_of(g, x, y, reduction, width, of):
+        """The gradient of operand ``of`` (0: input, 1: target): torch's backward kernel reads
+        the operand differentiated as its input (so a dtype error names it so)."""
         if in_input_dtype:
-            _check_output_dtype(x, getattr(y, "_data", y).dtype)
+            _check_output_dtype(*((x, getattr(y, "_data", y).dtype) if of == 0 else
+                                  (y, getattr(x, "_data", x).dtype)))
         with_bool = _is_bool(x) or _is_bool(y)
         if with_bool:  # torch's first backward is a kernel that takes a bool operand
             dtype = result_type(getattr(x, "_data", x), getattr(y, "_data", y))
             x, y = (astype(v, dtype) if _is_bool(v) else v for v in (x, y))
         slopes = spread_loss_grad(g, tuple(x.shape), reduction) * slope(x - y, width)
         slopes = _subtracts_a_bool(slopes) if with_bool else slopes
-        return slopes, -slopes
+        return -slopes if of else slopes
 
-    loss.defvjp_all(vjp)
+    loss.defvjp(lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 0),
+                lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 1))
     loss.defjvp_all(lambda tangents, x, y, reduction, width: reduce_loss(
         slope(x - y, width) * ((0 if tangents[0] is None else tangents[0])
                                - (0 if tangents[1] is None else tangents[1])), reduction))

@@ -9,15 +9,14 @@ gradient is zero for every input: torch's derivatives.yaml gives these ops zero 
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Tensor
-from gradkit.backend import get_array_module
 from gradkit.generator import check_draw_parameters, random_guard, rng_of
-from gradkit.number_arguments import number_argument, number_if_read
+from gradkit.number_arguments import (number_argument, number_if_read, number_parameters,
+                                      reads_as_number)
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op
 from gradkit.ops.in_place_names import in_place_form
@@ -146,6 +145,7 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) ->
 
 
 @tensor_method("bernoulli_")
+@number_parameters("bernoulli_", True, p="float|Tensor")
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fill with 1 (probability ``p``, a number or a tensor expanding to self) or 0."""
     rng = rng_of(generator, "bernoulli_")
@@ -268,6 +268,7 @@ def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *, generator=None
 # -- out of place --------------------------------------------------------------------------
 
 @tensor_method()
+@number_parameters("bernoulli", True, p="float")
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
     """1 with probability ``input`` (elementwise), else 0, in input's dtype; with ``p`` a
     number, 1 with probability p in input's shape and dtype (no graph: torch records a node
@@ -284,6 +285,15 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
                    draw=lambda q: _bernoulli(rng, q, q.shape, q.dtype))
 
 
+def _normal_signature(mean, std=1.0, size=None, **_) -> bool:
+    """Whether torch's normal has a signature for the call: a size with two numbers (0-d
+    tensors read as such), else a tensor mean or std."""
+    tensors = (isinstance(v, Tensor) and not (size is not None and reads_as_number(v, "float"))
+               for v in (mean, std))
+    return any(tensors) != (size is not None)
+
+
+@number_parameters("normal", True, _normal_signature, mean="float|Tensor", std="float|Tensor")
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Normal samples: ``normal(mean, std)`` with either or both tensors (broadcast; torch's
@@ -293,19 +303,12 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         mean, std = (number_if_read(v, "float") for v in (mean, std))
     mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not (mean_is_tensor or std_is_tensor):
-        if size is None:
-            raise TypeError("normal() received an invalid combination of arguments - got "
-                            f"({type(mean).__name__}, {type(std).__name__}), but expected "
-                            "(float mean, float std, tuple of ints size)")
         check_bound(std, _STD_BOUND)
         out = Tensor._make(np.zeros(tuple(size), backend.to_numpy_dtype(
             dtype or backend.get_default_dtype())))
         out = normal_(out, mean, std, generator=generator)
         out = out.to(device) if device is not None else out
         return out._set_requires_grad(requires_grad) if requires_grad else out
-    if size is not None:
-        raise TypeError("normal() received an invalid combination of arguments - got a size "
-                        "with a tensor mean or std")
     if std_is_tensor and std._data.dtype.kind == "c":
         raise RuntimeError("normal expects standard deviation to be non-complex")
     check_draw_parameters(*(v for v in (mean, std) if isinstance(v, Tensor)))
@@ -381,20 +384,3 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         picks = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
     picks = picks.reshape(data.shape[:-1] + (num_samples,)).astype(np.int64)
     return Tensor._make(backend.to_device(picks, input.device))
-
-
-def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
-                   dim: int = -1) -> Tensor:
-    """softmax((logits + Gumbel noise) / tau) along ``dim``; ``hard``: the one-hot argmax in
-    the forward with the soft sample's gradient (straight through), as torch computes it."""
-    if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning,
-                      stacklevel=2)
-    noise = exponential_(Tensor._make(get_array_module(logits._data).zeros_like(logits._data)))
-    gumbels = -noise.log()
-    y_soft = ((logits + gumbels) / tau).softmax(dim)
-    if not hard:
-        return y_soft
-    index = y_soft.max(dim, keepdim=True)[1]
-    y_hard = Tensor._make(get_array_module(logits._data).zeros_like(logits._data))
-    return y_hard.scatter_(dim, index, 1.0) - y_soft.detach() + y_soft

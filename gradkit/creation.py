@@ -75,7 +75,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         if isinstance(data, np.generic):  # torch reads a NumPy scalar as an array
             check_numpy_array(array)
     else:
-        values, inferred = nested_values(data)  # torch's checks of nested data, its dtype
+        values, inferred = nested_values(  # torch's checks of nested data, its dtype
+            data, None if dtype is None else backend.to_numpy_dtype(dtype))
         try:
             array = (infer_dtype(values) if inferred is None else np.array(values, inferred)) \
                 if dtype is None else checked_array(values, backend.to_numpy_dtype(dtype))

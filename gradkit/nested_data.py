@@ -42,8 +42,9 @@ def _number_dtype(value) -> np.dtype | None:
 class _Walk:
     """One walk over nested data: the plain values, and whether typed elements were met."""
 
-    def __init__(self, scalar_depth: int | None = None):
+    def __init__(self, scalar_depth: int | None = None, dtype: np.dtype | None = None):
         self.scalar_depth = scalar_depth  # where torch's sizes end (None: not known)
+        self.dtype = dtype          # the dtype asked for (None: inferred)
         self.depth = 0              # how many sequences deep the walk is
         self.open_ids: set = set()  # the sequences being walked (self-reference check)
         self.dtypes: dict = {}      # every element's dtype, in the order met (torch promotes so)
@@ -72,11 +73,22 @@ class _Walk:
             self.dtypes[data.dtype] = None
             return data
         if isinstance(data, (str, bytes)):
+            if self.depth and self.dtype is not None:
+                raise self._unreadable(data)
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         if isinstance(data, (list, tuple)) or (hasattr(data, "__len__") and hasattr(
                 data, "__getitem__") and not isinstance(data, dict)):
             return self._sequence(data)
+        if self.dtype is not None:
+            raise self._unreadable(data)
         raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+
+    def _unreadable(self, data) -> TypeError:
+        """torch's error for an element it cannot store as the dtype asked for."""
+        name = type(data).__name__
+        if self.dtype.kind in "fc":
+            return TypeError(f"must be real number, not {name}")
+        return TypeError(f"'{name}' object cannot be interpreted as an integer")
 
     def _sequence(self, data):
         if id(data) in self.open_ids:
@@ -115,11 +127,12 @@ def _scalar_depth(data) -> int | None:
     return depth if isinstance(data, (Tensor, np.generic, int, float, complex)) else None
 
 
-def nested_values(data) -> tuple[object, np.dtype | None]:
-    """``data`` with tensors as arrays and sequences as lists, checked as torch checks them;
-    with the dtype torch infers when a typed element (array, NumPy scalar, tensor) is among
-    them, else None (the plain numbers' inference applies)."""
-    walk = _Walk(_scalar_depth(data))
+def nested_values(data, dtype: np.dtype | None = None) -> tuple[object, np.dtype | None]:
+    """``data`` with tensors as arrays and sequences as lists, checked as torch checks them
+    (for ``dtype`` when one is asked for); with the dtype torch infers when a typed element
+    (array, NumPy scalar, tensor) is among them, else None (the plain numbers' inference
+    applies)."""
+    walk = _Walk(_scalar_depth(data), dtype)
     values = walk.values(data)
     if not walk.typed or not walk.dtypes:
         return values, None

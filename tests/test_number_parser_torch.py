@@ -135,6 +135,35 @@ _PROGRAMS = {
     "add_ alpha beyond int8": lambda m: x(m).char().add_(x(m).char(), alpha=300),
     "sub alpha beyond int8": lambda m: m.sub(x(m).char(), x(m).char(), alpha=200),
     "rsub alpha beyond float": lambda m: m.rsub(x(m), x(m), alpha=1e308),
+    # an int beyond int64: a float parameter reads it as a double, an int one refuses it
+    "pdist p 10**40": lambda m: m.pdist(x(m), p=10 ** 40),
+    "bernoulli_ p 2**63": lambda m: x(m).bernoulli_(2 ** 63),
+    "normal std -2**64": lambda m: m.normal(m.zeros(2), -2 ** 64),
+    "polygamma n 2**63": lambda m: m.polygamma(2 ** 63, x(m)),
+    # None: refused by a parameter torch does not declare optional, taken by one it does
+    "kaiser_window beta None": lambda m: m.kaiser_window(4, True, None),
+    "kaiser_window beta=None alone": lambda m: m.kaiser_window(4, beta=None),
+    "normal std None": lambda m: m.normal(0.0, None, (2,)),
+    "normal tensor mean, std None": lambda m: m.normal(m.zeros(2), None),
+    "bernoulli p=None": lambda m: m.bernoulli(x(m), p=None),
+    "bernoulli_ None": lambda m: x(m).bernoulli_(None),
+    "quantile None": lambda m: m.quantile(x(m), None),
+    "pdist None": lambda m: m.pdist(x(m), None),
+    "pairwise_distance eps None": lambda m: F(m).pairwise_distance(x(m), x(m), eps=None),
+    "uniform_ from None": lambda m: x(m).uniform_(None, 1.0),
+    "geometric_ None": lambda m: x(m).geometric_(None),
+    "rrelu lower None": lambda m: F(m).rrelu(x(m), None),
+    "huber_loss delta None": lambda m: F(m).huber_loss(x(m), x(m), delta=None),
+    "layer_norm eps None": lambda m: F(m).layer_norm(x(m), (3,), eps=None),
+    "histc min None": lambda m: m.histc(x(m), 3, None, 1),
+    "add alpha None": lambda m: m.add(x(m), x(m), alpha=None),
+    "softplus beta None": lambda m: F(m).softplus(x(m), beta=None),
+    "nan_to_num all None": lambda m: m.nan_to_num(x(m), None, None, None),
+    "pinv atol None": lambda m: m.linalg.pinv(x(m), atol=None),
+    "matrix_rank atol None": lambda m: m.linalg.matrix_rank(x(m), atol=None),
+    "var correction None": lambda m: m.var(x(m), correction=None),
+    "logit eps None": lambda m: m.logit(x(m) / 2, eps=None),
+    "rms_norm eps None": lambda m: F(m).rms_norm(x(m), (3,), eps=None),
     # the products' beta and alpha, index_add's alpha: converted checked as well
     "addmm beta beyond float": lambda m: m.addmm(x(m)[:, :2], x(m)[:, :2], x(m)[:, :2],
                                                  beta=1e300),
@@ -182,13 +211,25 @@ def test_number_parameter_read_as_torch(name):
     same_as_torch(_PROGRAMS[name], count_warnings=False)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int32"])
-def test_add_alpha_beyond_uint64_is_refused_as_torch(dtype):
+_OVERFLOWS = {  # a Scalar of an int past uint64 (or below int64): Python's OverflowErrors
+    "add alpha float32": lambda m: m.add(x(m), x(m), alpha=10 ** 40),
+    "add alpha int32": lambda m: m.add(x(m).int(), x(m).int(), alpha=10 ** 40),
+    "renorm maxnorm": lambda m: x(m).renorm(2, 0, 10 ** 40),
+    "renorm p below int64": lambda m: x(m).renorm(-2 ** 64, 0, 1.0),
+    "rrelu lower": lambda m: F(m).rrelu(x(m), lower=10 ** 40),
+    "rrelu_ lower below int64": lambda m: F(m).rrelu(x(m), lower=-2 ** 64, inplace=True),
+}
+
+
+@pytest.mark.parametrize("name", list(_OVERFLOWS))
+def test_scalar_of_an_int_beyond_uint64_is_refused_as_torch(name):
     torch = pytest.importorskip("torch")
+    messages = set()
     for m in (gradkit, torch):
-        with pytest.raises(OverflowError, match="^int too big to convert$"):
-            m.add(m.ones(2, dtype=getattr(m, dtype)), m.ones(2, dtype=getattr(m, dtype)),
-                  alpha=10 ** 40)
+        with pytest.raises(OverflowError) as caught:
+            _OVERFLOWS[name](m)
+        messages.add(str(caught.value))
+    assert len(messages) == 1, messages
 
 
 @pytest.mark.parametrize("loss", ["huber_loss", "smooth_l1_loss"])

@@ -165,8 +165,8 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
 def rrelu_drawing(input, lower, upper, training: bool, inplace: bool, generator):
     """``rrelu`` drawing its slopes from ``generator`` (torch.rrelu_ takes one)."""
     name = "rrelu_" if inplace else "rrelu"
-    lower = number_argument(lower, name, "lower", 2, "double")
-    upper = number_argument(upper, name, "upper", 3, "double")
+    lower = number_argument(lower, name, "lower", 2, "double", optional=False)
+    upper = number_argument(upper, name, "upper", 3, "double", optional=False)
     for bound, number in (("lower", lower), ("upper", upper)):
         if not inplace and not math.isfinite(number):  # (torch's rrelu_ has no such check)
             raise RuntimeError(f"rrelu: {bound} bound must be finite, got {cpp_number(number)}")

@@ -194,7 +194,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     """The p-norm distance of every row of x1 to every row of x2 (batch dims broadcast).
     For p=2 with more than 25 rows (or ``compute_mode="use_mm_for_euclid_dist"``) it is
     computed through a matrix product, as torch, which is faster and less exact."""
-    p = number_argument(p, "cdist", "p", 3, "float")
+    p = number_argument(p, "cdist", "p", 3, "float", optional=False)
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     mode = _COMPUTE_MODES[compute_mode]

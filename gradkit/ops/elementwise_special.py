@@ -53,7 +53,7 @@ def logit(xp, x, eps=None):
         return xp.log(x / (1 - x))
 
 
-logit.numbers = numbers_reader("logit", eps=(2, "float"))
+logit.numbers = numbers_reader("logit", eps=(2, "float?"))
 
 
 def _logit_derivative_times(v, x, eps=None):
@@ -130,7 +130,7 @@ _nan_to_num.batchable = True
 
 
 @tensor_method(inplace=True)
-@number_parameters("nan_to_num", nan="float", posinf="float", neginf="float")
+@number_parameters("nan_to_num", nan="float?", posinf="float?", neginf="float?")
 def nan_to_num(input, nan: float | None = 0.0, posinf: float | None = None,
                neginf: float | None = None):
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's

@@ -181,8 +181,8 @@ def _order_text(p) -> str:
     return str(int(p)) if math.isfinite(p) else f"{p:f}"
 
 
-@number_parameters("linalg_matrix_rank", True, tol="float|Tensor", atol="float|Tensor",
-                   rtol="float|Tensor")
+@number_parameters("linalg_matrix_rank", True, tol="float|Tensor", atol="float|Tensor?",
+                   rtol="float|Tensor?")
 def matrix_rank(x, tol=None, hermitian: bool = False, *, atol=None, rtol=None):
     """The number of singular values (``hermitian``: |eigenvalues|) of each matrix above
     max(atol, rtol * largest); ``tol`` (torch's older form) is atol with rtol 0."""

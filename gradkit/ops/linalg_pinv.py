@@ -124,8 +124,8 @@ def _as_tolerance(value, name: str):
     return value
 
 
-@number_parameters("linalg_pinv", True, rcond="float|Tensor", atol="float|Tensor",
-                   rtol="float|Tensor")
+@number_parameters("linalg_pinv", True, rcond="float|Tensor", atol="float|Tensor?",
+                   rtol="float|Tensor?")
 def pinv(x, rcond=None, hermitian: bool = False, *, atol=None, rtol=None):
     """The Moore-Penrose pseudo-inverse of x: singular values (``hermitian``: |eigenvalues|)
     at most max(atol, rtol * largest) are treated as zero. ``rcond`` (torch's older

@@ -41,7 +41,7 @@ norm_over_a_dim.defjvp(*vector_norm.jvps)
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None,
                         reduce=None, reduction: str = "mean"):
     """max(0, -target * (input1 - input2) + margin), reduced."""
-    margin = number_argument(margin, "margin_ranking_loss", "margin", 4, "float")
+    margin = number_argument(margin, "margin_ranking_loss", "margin", 4, "float", optional=False)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if not input1.ndim == input2.ndim == target.ndim:
@@ -121,7 +121,8 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
                           reduce=None, reduction: str = "mean"):
     """1 - cos where target is 1, max(0, cos - margin) where it is -1 (cos along the last
     dim, squared norms guarded by 1e-12), reduced."""
-    margin = float(number_argument(margin, "cosine_embedding_loss", "margin", 4, "float"))
+    margin = float(number_argument(margin, "cosine_embedding_loss", "margin", 4, "float",
+                                   optional=False))
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     dim = target.ndim
@@ -173,7 +174,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with pairwise distances
     (``swap``: the smaller of d(anchor, negative) and d(positive, negative))."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    p, eps = (number_argument(v, "triplet_margin_loss", name, position, "float")
+    p, eps = (number_argument(v, "triplet_margin_loss", name, position, "float", optional=False)
               for position, (name, v) in ((5, ("p", p)), (6, ("eps", eps))))
     return triplet_margin_with_distance_loss(
         anchor, positive, negative, distance_function=lambda x, y: pairwise_distance(x, y, p, eps),

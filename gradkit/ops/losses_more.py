@@ -161,7 +161,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     input, target = _expanded(input, target)
     if beta == 0.0:  # torch's Python check, then its parser reads beta
         return l1_loss(input, target, reduction=reduction)
-    beta = number_argument(beta, "smooth_l1_loss", "beta", 4, "float")
+    beta = number_argument(beta, "smooth_l1_loss", "beta", 4, "float", optional=False)
     check_reduction(reduction)
     check_bound(beta, "smooth_l1_loss does not support negative values for beta.")
     require_real_floating("smooth_l1_cpu", input._data, target._data)
@@ -170,7 +170,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """Quadratic below ``delta``, delta-scaled linear above; ``weight`` scales each term."""
-    delta = number_argument(delta, "huber_loss", "delta", 4, "float")
+    delta = number_argument(delta, "huber_loss", "delta", 4, "float", optional=False)
     input, target = _expanded(input, target)
     check_bound(delta, "huber_loss does not support non-positive values for delta.", strict=True)
     require_real_floating("huber_cpu", input._data, target._data)
@@ -280,7 +280,8 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
     input - target * log(input + eps); ``full`` adds Stirling's term where target > 1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    eps = number_argument(eps, "poisson_nll_loss", "eps", 5, "float")  # torch's parser
+    eps = number_argument(eps, "poisson_nll_loss", "eps", 5, "float",  # torch's parser
+                          optional=False)
     if log_input:
         loss = exp(input) - target * input
     else:

@@ -121,8 +121,8 @@ def _require_continuous(data, distribution: str, name) -> None:
 @tensor_method("uniform_")
 def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -> Tensor:
     """Fill with samples uniform on [from_, to) (real and imaginary parts for complex)."""
-    from_ = number_argument(from_, "uniform_", "from", 1, "float")
-    to = number_argument(to, "uniform_", "to", 2, "float")
+    from_ = number_argument(from_, "uniform_", "from", 1, "float", optional=False)
+    to = number_argument(to, "uniform_", "to", 2, "float", optional=False)
     _require_floating(self._data, "check_uniform_bounds")
     check_uniform_bounds(self._data, from_, to)
     rng = rng_of(generator, "uniform_")
@@ -133,8 +133,8 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -
 @tensor_method("normal_")
 def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) -> Tensor:
     """Fill with normal samples (for complex: each part with std / sqrt(2), as torch)."""
-    mean = number_argument(mean, "normal_", "mean", 1, "float")
-    std = number_argument(std, "normal_", "std", 2, "float")
+    mean = number_argument(mean, "normal_", "mean", 1, "float", optional=False)
+    std = number_argument(std, "normal_", "std", 2, "float", optional=False)
     _require_floating(self._data, "normal_kernel_cpu")
     check_bound(std, _STD_BOUND)
     rng = rng_of(generator, "normal_")
@@ -215,7 +215,7 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = _TO_UNGIVEN
 @tensor_method("exponential_")
 def exponential_(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
     """Fill with exponential samples of rate ``lambd``."""
-    lambd = number_argument(lambd, "exponential_", "lambd", 1, "float")
+    lambd = number_argument(lambd, "exponential_", "lambd", 1, "float", optional=False)
     _require_continuous(self._data, "Exponential", scalar_type_name)
     if not lambd > 0:
         raise RuntimeError("exponential_ expects lambda > 0.0, but found "
@@ -228,7 +228,8 @@ def exponential_(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
 @tensor_method("geometric_")
 def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
-    p = float(number_argument(p, "geometric_", "p", 1, "float"))  # (a bool p prints as 1)
+    # (a bool p prints as 1)
+    p = float(number_argument(p, "geometric_", "p", 1, "float", optional=False))
     if self._data.dtype.kind not in "fiu":
         raise NotImplementedError(f'"geometric_cpu" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
@@ -242,8 +243,8 @@ def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
 @tensor_method("log_normal_")
 def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator=None) -> Tensor:
     """Fill with exp(N(mean, std)) samples."""
-    mean = number_argument(mean, "log_normal_", "mean", 1, "float")
-    std = number_argument(std, "log_normal_", "std", 2, "float")
+    mean = number_argument(mean, "log_normal_", "mean", 1, "float", optional=False)
+    std = number_argument(std, "log_normal_", "std", 2, "float", optional=False)
     _require_floating(self._data, "log_normal_cpu", complex_ok=False)
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={cpp_number(std)}")
@@ -255,8 +256,8 @@ def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator=None
 @tensor_method("cauchy_")
 def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *, generator=None) -> Tensor:
     """Fill with Cauchy samples centred on ``median`` with scale ``sigma``."""
-    median = number_argument(median, "cauchy_", "median", 1, "float")
-    sigma = number_argument(sigma, "cauchy_", "sigma", 2, "float")
+    median = number_argument(median, "cauchy_", "median", 1, "float", optional=False)
+    sigma = number_argument(sigma, "cauchy_", "sigma", 2, "float", optional=False)
     _require_continuous(self._data, "Cauchy", c_type_name)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={cpp_number(sigma)}")

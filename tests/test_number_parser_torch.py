@@ -140,6 +140,20 @@ _PROGRAMS = {
     "bernoulli_ p 2**63": lambda m: x(m).bernoulli_(2 ** 63),
     "normal std -2**64": lambda m: m.normal(m.zeros(2), -2 ** 64),
     "polygamma n 2**63": lambda m: m.polygamma(2 ** 63, x(m)),
+    # a tensor for a float parameter: torch's kernel parser takes only a 0-d one without grad
+    "dropout1d 1-d tensor p": lambda m: F(m).dropout1d(x(m)[None], m.tensor([0.5])),
+    "dropout2d tensor p requiring grad": lambda m: F(m).dropout2d(
+        x(m)[None, None], m.tensor(0.5, requires_grad=True)),
+    "feature_alpha_dropout_ 1-d tensor p": lambda m: F(m).feature_alpha_dropout(
+        x(m)[None], m.tensor([0.5]), training=True, inplace=True),
+    "alpha_dropout 0-d tensor p": lambda m: F(m).alpha_dropout(x(m), m.tensor(0.0),
+                                                               training=True),
+    "batch_norm 1-d tensor eps": lambda m: F(m).batch_norm(x(m), None, None, training=True,
+                                                           eps=m.tensor([0.5])),
+    "multi_margin_loss 1-d tensor margin": lambda m: F(m).multi_margin_loss(
+        x(m), m.tensor([0, 1]), margin=m.tensor([1.0])),
+    "multi_margin_loss str margin": lambda m: F(m).multi_margin_loss(x(m), m.tensor([0, 1]),
+                                                                     margin="a"),
     # None: refused by a parameter torch does not declare optional, taken by one it does
     "kaiser_window beta None": lambda m: m.kaiser_window(4, True, None),
     "kaiser_window beta=None alone": lambda m: m.kaiser_window(4, beta=None),

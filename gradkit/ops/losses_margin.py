@@ -308,6 +308,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
+    margin = number_argument(margin, "multi_margin_loss", "margin", 4, optional=False)
     _check_samples(input)
     if input.numel():  # torch's kernel, and its dtype check, run for a non-empty batch only
         require_real_floating("multi_margin_loss_cpu_kernel", input._data, half=False)

@@ -201,7 +201,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    momentum = number_argument(momentum, "batch_norm", "momentum", 7, "float", optional=False)
+    momentum, eps = (number_argument(v, "batch_norm", name, position, "float", optional=False)
+                     for position, name, v in ((7, "momentum", momentum), (8, "eps", eps)))
     return batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,
                                 momentum, eps)
 

@@ -197,10 +197,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
         raise ValueError("Expected more than 1 value per channel when training, got input size "
                          f"{input.shape}")
     # F's Python checks (torch.batch_norm, ATen's, has none)
-    if training and eps <= 0.0:
-        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
-    if eps < 0.0:
-        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if eps <= 0.0 if training else eps < 0.0:
+        must = "positive during training" if training else "non-negative"
+        raise ValueError(f"batch_norm eps must be {must}, but got {eps}")
     momentum, eps = (number_argument(v, "batch_norm", name, position, "float", optional=False)
                      for position, name, v in ((7, "momentum", momentum), (8, "eps", eps)))
     return batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,

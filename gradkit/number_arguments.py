@@ -131,11 +131,12 @@ def reads_as_number(value, kind: str = "Number") -> bool:
         kind != "int" or data.dtype.kind in "iu")
 
 
-def numbers_reader(function: str, **positions):
+def numbers_reader(function: str, overloaded: bool = False, **positions):
     """An op's ``numbers`` (ops/_op.py): its parameters named in ``positions`` (their position
     in torch's signature, None for a keyword-only one, or a (position, kind) pair for a
     "float", "int", "double" or "input": a Scalar the op converts to its real input's dtype;
-    a "?" after it: torch's optional one, which takes None) read as torch reads a Scalar."""
+    a "?" after it: torch's optional one, which takes None) read as torch reads a Scalar.
+    ``overloaded``: torch has other signatures, so a refusal is its "invalid combination"."""
     kinds = {name: (spec if isinstance(spec, tuple) else (spec, "Number"))
              for name, spec in positions.items()}
     kinds = {name: (position, kind.rstrip("?"), kind.endswith("?"))
@@ -144,9 +145,18 @@ def numbers_reader(function: str, **positions):
     def read(params: dict, positional=(), inputs=()) -> dict:
         for name, (position, kind, optional) in kinds.items():
             if name in params:
-                value = number_argument(params[name], function, name,
-                                        position if name in positional else None, kind,
-                                        optional)
+                try:
+                    value = number_argument(params[name], function, name,
+                                            position if name in positional else None, kind,
+                                            optional)
+                except TypeError:
+                    if not overloaded:
+                        raise
+                    combination = invalid_combination(  # (Op.__call__ lists the inputs)
+                        function, tuple(params[k] for k in positional),
+                        {k: v for k, v in params.items() if k not in positional})
+                    combination.method_form = True
+                    raise combination from None
                 params[name] = scalar_for(value, inputs[0]) if kind == "input" and inputs \
                     else value
         return params

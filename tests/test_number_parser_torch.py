@@ -154,6 +154,9 @@ _PROGRAMS = {
         x(m), m.tensor([0, 1]), margin=m.tensor([1.0])),
     "multi_margin_loss str margin": lambda m: F(m).multi_margin_loss(x(m), m.tensor([0, 1]),
                                                                      margin="a"),
+    "std 1-d tensor correction": lambda m: m.std(x(m), correction=m.tensor([1.0])),
+    "var str correction, dim": lambda m: m.var(x(m), 0, correction="a"),
+    "var method str correction, keepdim": lambda m: x(m).var(0, correction="a", keepdim=True),
     # None: refused by a parameter torch does not declare optional, taken by one it does
     "kaiser_window beta None": lambda m: m.kaiser_window(4, True, None),
     "kaiser_window beta=None alone": lambda m: m.kaiser_window(4, beta=None),

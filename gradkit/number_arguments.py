@@ -184,7 +184,7 @@ def number_parameters(function: str, overloaded: bool = False, signature=None, *
 
         @functools.wraps(op_function)
         def call(*args, **kwargs):
-            read = list(args)
+            read, read_keywords = list(args), dict(kwargs)  # (errors list what was given)
             for index, name, kind, takes_tensor, optional in checks:
                 given = index < len(args)
                 value = args[index] if given else kwargs.get(name, _ABSENT)
@@ -205,10 +205,10 @@ def number_parameters(function: str, overloaded: bool = False, signature=None, *
                 if given:
                     read[index] = value
                 else:
-                    kwargs[name] = value
+                    read_keywords[name] = value
             if signature is not None and not signature(*args, **kwargs):
                 raise invalid_combination(function, args, kwargs)
-            return op_function(*read, **kwargs)
+            return op_function(*read, **read_keywords)
         call.function_words = True  # (wraps copies it on) its method's errors drop self
         return call
     return declare

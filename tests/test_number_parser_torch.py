@@ -56,6 +56,8 @@ _PROGRAMS = {
     "kaiser_window keyword beta": lambda m: m.kaiser_window(4, True, beta=1 + 1j),
     "kaiser_window with dtype": lambda m: m.kaiser_window(4, True, 1j, dtype=m.float64),
     "kaiser_window beta alone, 0-d": lambda m: m.kaiser_window(4, beta=m.tensor(2.0)),
+    "kaiser_window beta alone, 2**63": lambda m: m.kaiser_window(4, beta=2 ** 63),
+    "kaiser_window beta alone, dtype": lambda m: m.kaiser_window(4, beta=1.0, dtype=None),
     "normal keywords": lambda m: m.normal(mean=0.0, std=1 + 1j, size=(2,)),
     "normal two numbers": lambda m: m.normal(0.0, 1 + 1j),
     "normal str mean": lambda m: m.normal("a", m.ones(2)),
@@ -118,6 +120,7 @@ _PROGRAMS = {
     "clamp_ complex max of float64": lambda m: x(m).double().clamp_(0.0, 1 + 1j),
     "clamp_ int64 complex min": lambda m: x(m).long().clamp_(min=1 + 0j),
     "normalize complex eps": lambda m: F(m).normalize(x(m), eps=1 + 1j),
+    "normalize p None": lambda m: F(m).normalize(x(m), p=None),
     "normalize node": lambda m: F(m).normalize(x(m).requires_grad_(), eps=1.0).grad_fn
     .next_functions[1][0].next_functions[0][0].name(),
     "gaussian_nll_loss complex eps": lambda m: F(m).gaussian_nll_loss(x(m), x(m), x(m), eps=1j),

@@ -115,7 +115,7 @@ def _cholesky_unfinished(xp, x, *, upper=False):
     """cholesky_ex's factors where some matrix failed: potrf's partial factor there. torch's
     node (saving L: a write into it refuses backward, breadth seed 1183280) differentiates
     every matrix by cholesky's formula, the failed ones' too (NaN, inf at a zero pivot)."""
-    failed = _cholesky_parts(xp.swapaxes(x, -1, -2) if upper else x)[1] > 0
+    failed = xp.asarray(_cholesky_parts(xp.swapaxes(x, -1, -2) if upper else x)[1] > 0)
     eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
     good = _cholesky.forward(xp, xp.where(failed[..., None, None], eye, x), upper=upper)
     unfinished = _unfinished.forward(xp, x, x, kind="cholesky", upper=upper)

@@ -13,7 +13,7 @@ import re
 import numpy as np
 
 from gradkit._tensor import Tensor, extend
-from gradkit.int_arguments import bool_argument, type_name
+from gradkit.int_arguments import INT64, bool_argument, type_name
 from gradkit.ops import (
     arithmetic, comparison, conversion, elementwise, indexing, piecewise, setitem)
 from gradkit.ops import methods as method_table
@@ -265,7 +265,8 @@ def _as_method(name, op):
         def method(self, *args, **kwargs):
             if args or kwargs or some_missing:
                 if unary and not kwargs and len(args) == 1 and type(args[0]) is int and \
-                        op.int_first is not None:  # x.squeeze(0): Op.__call__'s int lane
+                        -INT64 <= args[0] < INT64 and op.int_first is not None:
+                    # x.squeeze(0): Op.__call__'s int lane
                     params = {op.int_first: args[0]}  # without its frame
                     try:
                         return run(op, (self,), params)

@@ -12,7 +12,7 @@ from gradkit.int_arguments import (
     invalid_combination, reads_as_int, type_name)
 from gradkit.generator import default_generator, rng_of
 from gradkit.interop import check_numpy_array, from_numpy
-from gradkit.nested_data import check_ragged, infer_dtype, nested_values
+from gradkit.nested_data import check_ragged, checked_array, infer_dtype, nested_values
 from gradkit.number_arguments import number_argument
 from gradkit.ops.conversion import fitted
 from gradkit.ops.random_bounds import check_random_factory, random_bounds
@@ -75,10 +75,11 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         if isinstance(data, np.generic):  # torch reads a NumPy scalar as an array
             check_numpy_array(array)
     else:
-        values, inferred = nested_values(data)  # torch's checks of nested data, its dtype
+        values, inferred = nested_values(  # torch's checks of nested data, its dtype
+            data, None if dtype is None else backend.to_numpy_dtype(dtype))
         try:
             array = (infer_dtype(values) if inferred is None else np.array(values, inferred)) \
-                if dtype is None else _checked_array(values, backend.to_numpy_dtype(dtype))
+                if dtype is None else checked_array(values, backend.to_numpy_dtype(dtype))
         except ValueError:
             check_ragged(values)  # torch's words for ragged data
             raise
@@ -100,30 +101,6 @@ def copied_tensor(data: Tensor, dtype, device, requires_grad: bool) -> Tensor:
     dev = data.device if device is None else backend.device(device)
     return _finish(backend.to_device(array, dev) if dev.type == "cpu" else array, dev,
                    requires_grad)
-
-
-def _checked_array(nested, dtype: np.dtype) -> np.ndarray:
-    """``np.array(nested, dtype)`` with torch's checks for an integer dtype: a float out of its
-    range (NaN, inf) and an integer beyond it are refused, a negative integer wraps into an
-    unsigned type (NumPy would raise, or cast a float to garbage)."""
-    if np.dtype(dtype) == np.float16:  # torch converts a double to half through float
-        return np.array(nested, dtype=np.float32).astype(np.float16)
-    if np.dtype(dtype).kind not in "iu" or isinstance(nested, np.ndarray):
-        return np.array(nested, dtype=dtype)
-    values = np.array(nested)
-    if values.dtype == object or values.dtype == np.uint64 != dtype:  # beyond int64
-        raise ValueError("Overflow when unpacking long long")
-    if dtype == np.uint64 and values.dtype.kind == "i" and (values < 0).any():
-        raise OverflowError("can't convert negative int to unsigned")  # no wrap, as torch
-    if values.dtype.kind in "fiu" and values.size:
-        info = np.iinfo(dtype)
-        lowest = -int(info.max) if values.dtype.kind in "iu" and info.min == 0 else info.min
-        with np.errstate(invalid="ignore"):
-            fits = (values >= lowest) & (values <= info.max)
-        if not fits.all():
-            raise RuntimeError(f"value cannot be converted to type {np.dtype(dtype).name} "
-                               "without overflow")
-    return values.astype(dtype)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

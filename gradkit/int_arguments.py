@@ -36,6 +36,8 @@ _BOOL_SYMINT_LIST = ("Expected scalar.isIntegral( false) to be true, but got fal
 _SEQUENCES = (tuple, list, Size)
 
 _UNPACK = "failed to unpack the object"
+INT64 = 2 ** 63  # an int torch unpacks lies in [-INT64, INT64)
+UNPACK_OVERFLOW = "Overflow when unpacking long long"
 
 
 def unpack_failed(error: TypeError) -> bool:
@@ -85,14 +87,17 @@ def _symint_value(value, message: str) -> int:
         if value._data.dtype.kind == "b":
             raise RuntimeError(message)
         return int(value._data.item())
-    return operator.index(value)
+    number = operator.index(value)
+    if not -INT64 <= number < INT64:  # torch's unpacking into an int64
+        raise ValueError(UNPACK_OVERFLOW)
+    return number
 
 
 def int_argument(value, function: str, argument: str, position: int | None = None,
                  symint: bool = False) -> int:
     """``value`` read as torch reads an ``int`` (``symint``: a ``SymInt``) parameter, or
     torch's TypeError."""
-    if type(value) is int:
+    if type(value) is int and -INT64 <= value < INT64:
         return value
     if not (reads_as_symint if symint else reads_as_int)(value):
         raise TypeError(f"{function}(): {_where(argument, position)} must be int, "
@@ -101,8 +106,9 @@ def int_argument(value, function: str, argument: str, position: int | None = Non
 
 
 def _all_ints(values) -> bool:
+    """Whether every value is an int an int64 holds (one torch unpacks as it is)."""
     for v in values:  # (a loop: cheaper than all() over a generator for a few sizes)
-        if type(v) is not int:
+        if type(v) is not int or not -INT64 <= v < INT64:
             return False
     return True
 
@@ -135,7 +141,14 @@ def int_list_argument(value, function: str, argument: str, position: int | None 
             raise TypeError(f"{function}(): argument '{argument}' {_UNPACK} at pos "
                             f"{index + 1} with error \"type must be tuple of ints,but got "
                             f"{type_name(v)}\"")
-    return tuple(_element(v, symint) for v in value)
+    elements = []
+    for index, v in enumerate(value):
+        try:
+            elements.append(_element(v, symint))
+        except ValueError:  # beyond int64 (its message, then torch's C++ trace)
+            raise TypeError(f"{function}(): argument '{argument}' {_UNPACK} at pos "
+                            f"{index + 1} with error \"{UNPACK_OVERFLOW}\n\"") from None
+    return tuple(elements)
 
 
 def size_varargs(args: tuple, function: str, argument: str, symint: bool = True) -> tuple:
@@ -281,9 +294,11 @@ def ints_reader(function: str, overloaded: bool | str = False, **specs):
     def read(params: dict, positional=(), inputs=()) -> dict:  # (the op's inputs: unread)
         for name, position, kind, plain_type, optional, takes_list in entries:
             value = params.get(name, _ABSENT)
-            if value is _ABSENT or type(value) is plain_type or value is None and optional or \
+            if value is _ABSENT or type(value) is plain_type and (
+                    plain_type is not int or -INT64 <= value < INT64) or \
+                    value is None and optional or \
                     takes_list and type(value) is tuple and _all_ints(value):
-                continue  # absent, an int, a bool keepdim, a tuple of ints; an optional None
+                continue  # absent, an int64, a bool keepdim, a tuple of them; an optional None
             try:
                 params[name] = _READERS[kind.rstrip("?")](
                     value, function, name, position if name in positional else None)
@@ -320,7 +335,8 @@ def int_parameters(function: str, overloaded: bool | str = False, **specs):
         def call(*args, **kwargs):
             for index, name, kind in checks:  # the common call reads nothing: ints, bools
                 value = args[index] if index < len(args) else kwargs.get(name, _ABSENT)
-                if value is not _ABSENT and type(value) is not kind:
+                if value is not _ABSENT and (type(value) is not kind or kind is int and
+                                             not -INT64 <= value < INT64):
                     break
             else:
                 return op_function(*args, **kwargs)

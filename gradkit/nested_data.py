@@ -42,8 +42,9 @@ def _number_dtype(value) -> np.dtype | None:
 class _Walk:
     """One walk over nested data: the plain values, and whether typed elements were met."""
 
-    def __init__(self, scalar_depth: int | None = None):
+    def __init__(self, scalar_depth: int | None = None, dtype: np.dtype | None = None):
         self.scalar_depth = scalar_depth  # where torch's sizes end (None: not known)
+        self.dtype = dtype          # the dtype asked for (None: inferred)
         self.depth = 0              # how many sequences deep the walk is
         self.open_ids: set = set()  # the sequences being walked (self-reference check)
         self.dtypes: dict = {}      # every element's dtype, in the order met (torch promotes so)
@@ -72,11 +73,22 @@ class _Walk:
             self.dtypes[data.dtype] = None
             return data
         if isinstance(data, (str, bytes)):
+            if self.depth and self.dtype is not None:
+                raise self._unreadable(data)
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         if isinstance(data, (list, tuple)) or (hasattr(data, "__len__") and hasattr(
                 data, "__getitem__") and not isinstance(data, dict)):
             return self._sequence(data)
+        if self.dtype is not None:
+            raise self._unreadable(data)
         raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+
+    def _unreadable(self, data) -> TypeError:
+        """torch's error for an element it cannot store as the dtype asked for."""
+        name = type(data).__name__
+        if self.dtype.kind in "fc":
+            return TypeError(f"must be real number, not {name}")
+        return TypeError(f"'{name}' object cannot be interpreted as an integer")
 
     def _sequence(self, data):
         if id(data) in self.open_ids:
@@ -115,11 +127,12 @@ def _scalar_depth(data) -> int | None:
     return depth if isinstance(data, (Tensor, np.generic, int, float, complex)) else None
 
 
-def nested_values(data) -> tuple[object, np.dtype | None]:
-    """``data`` with tensors as arrays and sequences as lists, checked as torch checks them;
-    with the dtype torch infers when a typed element (array, NumPy scalar, tensor) is among
-    them, else None (the plain numbers' inference applies)."""
-    walk = _Walk(_scalar_depth(data))
+def nested_values(data, dtype: np.dtype | None = None) -> tuple[object, np.dtype | None]:
+    """``data`` with tensors as arrays and sequences as lists, checked as torch checks them
+    (for ``dtype`` when one is asked for); with the dtype torch infers when a typed element
+    (array, NumPy scalar, tensor) is among them, else None (the plain numbers' inference
+    applies)."""
+    walk = _Walk(_scalar_depth(data), dtype)
     values = walk.values(data)
     if not walk.typed or not walk.dtypes:
         return values, None
@@ -176,3 +189,34 @@ def _check_lengths(nested, sizes: list, dim: int) -> None:
 def check_ragged(nested) -> None:
     """Raise torch's error for ragged ``nested`` data (it does not raise for other data)."""
     _check_lengths(nested, _shape(nested), 0)
+
+
+def checked_array(nested, dtype: np.dtype) -> np.ndarray:
+    """``np.array(nested, dtype)`` with torch's checks for an integer dtype: a float out of its
+    range (NaN, inf) and an integer beyond it are refused, a negative integer wraps into an
+    unsigned type (NumPy would raise, or cast a float to garbage). A complex number is
+    refused for a real dtype, in the words of torch's unpacking."""
+    if np.dtype(dtype).kind not in "iu" or isinstance(nested, np.ndarray):
+        try:  # torch converts a double to half through float
+            return np.array(nested, dtype=np.float32).astype(np.float16) \
+                if np.dtype(dtype) == np.float16 else np.array(nested, dtype=dtype)
+        except TypeError as error:  # (NumPy's float() of a complex)
+            if "not 'complex'" in str(error):
+                raise TypeError("must be real number, not complex") from None
+            raise
+    values = np.array(nested)
+    if values.dtype.kind == "c":
+        raise TypeError("'complex' object cannot be interpreted as an integer")
+    if values.dtype == object or values.dtype == np.uint64 != dtype:  # beyond int64
+        raise ValueError("Overflow when unpacking long long")
+    if dtype == np.uint64 and values.dtype.kind == "i" and (values < 0).any():
+        raise OverflowError("can't convert negative int to unsigned")  # no wrap, as torch
+    if values.dtype.kind in "fiu" and values.size:
+        info = np.iinfo(dtype)
+        lowest = -int(info.max) if values.dtype.kind in "iu" and info.min == 0 else info.min
+        with np.errstate(invalid="ignore"):
+            fits = (values >= lowest) & (values <= info.max)
+        if not fits.all():
+            raise RuntimeError(f"value cannot be converted to type {np.dtype(dtype).name} "
+                               "without overflow")
+    return values.astype(dtype)

@@ -9,11 +9,14 @@ refused too, even where NumPy would broadcast it.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 
 import numpy as np
 
 from gradkit._tensor import Tensor
+from gradkit.int_arguments import UNPACK_OVERFLOW, invalid_combination, type_name
 
 
 def python_number(value):
@@ -42,7 +45,26 @@ def number_argument(value, function: str, argument: str, position: int | None = 
             raise TypeError(f"{function}(): argument '{argument}'{where} must be "
                             f"{'Number' if kind in _SCALARS else kind}, not Tensor")
         value = number_if_read(value, kind)
+    if type(value) is int and not -_INT64 <= value < _INT64:
+        value = _big_int(value, kind)
     return _real_part(value) if kind == "double" and isinstance(value, complex) else value
+
+
+_INT64 = 2 ** 63
+
+
+def _big_int(value: int, kind: str):
+    """An int beyond int64 as torch's parser reads it: a double for a "float" parameter, an
+    "int" refused, a Scalar's uint64 up to 2**64 (Python's OverflowErrors past it)."""
+    if kind == "float":
+        return float(value)
+    if kind == "int":
+        raise ValueError(UNPACK_OVERFLOW)
+    if value >= 2 ** 64:
+        raise OverflowError("int too big to convert")
+    if value < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    return value
 
 
 # what no number parameter takes (NumPy would make an array of it); an "int" refuses None, a
@@ -109,20 +131,104 @@ def reads_as_number(value, kind: str = "Number") -> bool:
         kind != "int" or data.dtype.kind in "iu")
 
 
-def numbers_reader(function: str, **positions):
+def numbers_reader(function: str, overloaded: bool = False, **positions):
     """An op's ``numbers`` (ops/_op.py): its parameters named in ``positions`` (their position
     in torch's signature, None for a keyword-only one, or a (position, kind) pair for a
-    "float", "int", "double" or "input": a Scalar the op converts to its real input's dtype)
-    read as torch reads a Scalar."""
-    kinds = {name: spec if isinstance(spec, tuple) else (spec, "Number")
+    "float", "int", "double" or "input": a Scalar the op converts to its real input's dtype;
+    a "?" after it: torch's optional one, which takes None) read as torch reads a Scalar.
+    ``overloaded``: torch has other signatures, so a refusal is its "invalid combination"."""
+    kinds = {name: (spec if isinstance(spec, tuple) else (spec, "Number"))
              for name, spec in positions.items()}
+    kinds = {name: (position, kind.rstrip("?"), kind.endswith("?"))
+             for name, (position, kind) in kinds.items()}
 
     def read(params: dict, positional=(), inputs=()) -> dict:
-        for name, (position, kind) in kinds.items():
+        for name, (position, kind, optional) in kinds.items():
             if name in params:
-                value = number_argument(params[name], function, name,
-                                        position if name in positional else None, kind)
+                try:
+                    value = number_argument(params[name], function, name,
+                                            position if name in positional else None, kind,
+                                            optional)
+                except TypeError:
+                    if not overloaded:
+                        raise
+                    combination = invalid_combination(  # (Op.__call__ lists the inputs)
+                        function, tuple(params[k] for k in positional),
+                        {k: v for k, v in params.items() if k not in positional})
+                    combination.method_form = True
+                    raise combination from None
                 params[name] = scalar_for(value, inputs[0]) if kind == "input" and inputs \
                     else value
         return params
     return read
+
+
+_ABSENT = object()  # a parameter the call does not give
+
+
+def number_parameters(function: str, overloaded: bool = False, signature=None, **kinds: str):
+    """Decorator: torch's parser reads the number parameters ``kinds`` (name: "float",
+    "double" or "Number"; "float|Tensor": a tensor passes unread, torch's Tensor signature; a
+    "?" after it: torch's optional one, which takes None) of
+    a plain-function op before it runs. An ill-typed one (a complex for a float) is torch's
+    TypeError naming it and its position (none when given by keyword), or, ``overloaded``
+    (torch has other signatures), its "invalid combination" of the arguments as given (then
+    passed unread: the op's own checks list them too); ``signature(*args, **kwargs)``: whether
+    torch has a signature for the call, else that invalid combination. The first parameter is
+    the input: a method's errors do not count it."""
+    def declare(op_function):
+        names = list(inspect.signature(op_function).parameters)
+        checks = tuple((names.index(name), name, kind.rstrip("?").removesuffix("|Tensor"),
+                        kind.rstrip("?").endswith("|Tensor"), kind.endswith("?"))
+                       for name, kind in kinds.items())
+
+        @functools.wraps(op_function)
+        def call(*args, **kwargs):
+            read, read_keywords = list(args), dict(kwargs)  # (errors list what was given)
+            for index, name, kind, takes_tensor, optional in checks:
+                given = index < len(args)
+                value = args[index] if given else kwargs.get(name, _ABSENT)
+                if type(value) is float or value is _ABSENT or value is None and optional or \
+                        takes_tensor and isinstance(value, Tensor):
+                    continue  # (the common call: nothing to read)
+                try:
+                    read_value = number_argument(value, function, name,
+                                                 index + 1 if given else None, kind, optional)
+                except TypeError:
+                    if not overloaded:
+                        raise
+                    raise invalid_combination(function, args, kwargs) from None
+                if overloaded and not (type(value) is int and type(read_value) is float):
+                    continue  # (its own checks list the arguments as given, and read them;
+                    # a big int read as torch's double is printed so in its messages)
+                value = read_value
+                if given:
+                    read[index] = value
+                else:
+                    read_keywords[name] = value
+            if signature is not None and not signature(*args, **kwargs):
+                raise invalid_combination(function, args, kwargs)
+            return op_function(*read, **read_keywords)
+        call.function_words = True  # (wraps copies it on) its method's errors drop self
+        return call
+    return declare
+
+
+def float_list(value, function: str, argument: str) -> list | None:
+    """``value`` read as torch's parser reads a ``float[]`` ("tuple of floats"): None where no
+    signature takes it (not a tuple or list, or its first element neither a real number nor a
+    complex one: the caller's "invalid combination"); else its floats, each element a real
+    number or a one-element tensor, or torch's TypeError naming the first that is not."""
+    if not isinstance(value, (tuple, list)) or value and not isinstance(
+            python_number(value[0]), (int, float, complex)):
+        return None
+    floats = []
+    for index, element in enumerate(value):
+        element = python_number(element)
+        if isinstance(element, Tensor) and element._data.size == 1:
+            element = element._data.item()
+        if not isinstance(element, (int, float)):
+            raise TypeError(f"{function}(): argument '{argument}' must be tuple of floats, but "
+                            f"found element of type {type_name(element)} at pos {index + 1}")
+        floats.append(float(element))
+    return floats

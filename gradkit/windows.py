@@ -14,7 +14,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.creation import _finish, _resolve
-from gradkit.int_arguments import invalid_combination
+from gradkit.number_arguments import number_parameters
 from gradkit.ops.unary_helpers import c_type_name, scalar_type_name
 
 _UNSET = object()  # kaiser_window's periodic and beta not given
@@ -104,15 +104,16 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, de
                    values)
 
 
+def _kaiser_signature(window_length, periodic=_UNSET, beta=_UNSET, **_) -> bool:
+    return periodic is not _UNSET or beta is _UNSET  # torch has no signature for beta alone
+
+
+@number_parameters("kaiser_window", True, _kaiser_signature, beta="float")
 def kaiser_window(window_length: int, periodic: bool = _UNSET, beta: float = _UNSET, *,
                   dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """The Kaiser window ``I0(beta sqrt(1 - ((n - a) / a)^2)) / I0(beta)``, ``a = (N - 1) / 2``
     (computed in float64 and rounded: torch's float32 kernel computes in float too);
     ``periodic`` True and ``beta`` 12 by default."""
-    if periodic is _UNSET and beta is not _UNSET:  # torch has no signature for beta alone
-        given = {"beta": beta, "dtype": dtype, "device": device, "requires_grad": requires_grad}
-        raise invalid_combination("kaiser_window", (window_length,), {
-            k: v for k, v in given.items() if v is not None and v is not False})
     periodic = True if periodic is _UNSET else periodic
     beta = 12.0 if beta is _UNSET else beta
     def values(n, np_dtype):

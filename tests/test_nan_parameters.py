@@ -236,42 +236,7 @@ _CALLS = {
 
 # Calls that still differ from torch, with the reason (strict: a fix makes them fail, so the
 # entry is removed with it). Not NaN-like numbers: how a wrong type is refused.
-_COMPLEX = ("a complex number: torch's parser refuses it (its 'invalid combination of "
-            "arguments' or a type error); gradkit's own comparison or conversion fails first")
-_KEYWORD = ("torch's parser names no position for an argument given by keyword; gradkit's "
-            "message always names it")
-_HUGE = ("a finite scalar beyond float's range: torch's float32 kernel refuses converting "
-         "it; gradkit's add (its hot path) does not check alpha's range")
-_LEFT = {
-    ('kaiser_window beta', 'complex'): _COMPLEX,
-    ('normal std', 'complex'): _COMPLEX,
-    ('normal mean', 'complex'): _COMPLEX,
-    ('normal tensor mean, std', 'complex'): _COMPLEX,
-    ('bernoulli_ p', 'complex'): _COMPLEX,
-    ('bernoulli p', 'complex'): _COMPLEX,
-    ('pdist p', 'complex'): _KEYWORD,
-    ('cosine_similarity eps', 'complex'): _KEYWORD,
-    ('interpolate scale_factor', 'tensor -nan'):
-        "a 0-d tensor scale_factor: torch's parser refuses it, gradkit iterates over it",
-    ('interpolate scale_factor', 'complex'): _COMPLEX,
-    ('nan_to_num nan', 'complex'): _KEYWORD,
-    ('normalize eps', 'complex'):
-        "torch's clamp refuses a complex floor first; gradkit reads it as a double",
-    ('quantile q', 'complex'): _COMPLEX,
-    ('nanquantile q', 'complex'): _COMPLEX,
-    ('pinv rtol', 'complex'): _COMPLEX,
-    ('matrix_rank atol', 'complex'): _COMPLEX,
-    ('gaussian_nll_loss eps', 'complex'):
-        "torch's clamp reads the floor as a double first; gradkit promotes var",
-    ('windows.general_cosine a', 'complex'): _COMPLEX,
-    ('windows.general_hamming alpha', 'complex'): _COMPLEX,
-    ('nan_to_num posinf', 'complex'): _KEYWORD,
-    ('histogram range', 'complex'): _COMPLEX,
-    ('histogram range', 'tensor -nan'): "torch's parser refuses a tensor in range's tuple",
-    ('add alpha', 'huge'): _HUGE,
-    ('rrelu_ upper', 'inf'): "torch draws only for non-positive elements (and refuses an "
-                             "infinite range there); gradkit draws for all and NumPy refuses",
-}
+_LEFT: dict = {}
 
 
 def _outcome(m, call: str, value: str) -> tuple:

@@ -466,10 +466,34 @@ def test_augmented_operators_write_in_place_through_views(op, dtype, value):
         except (RuntimeError, NotImplementedError, TypeError):
             return "refused"
         return base.tolist(), x._version > before
-    if dtype == "bool" and op == "**":
-        pytest.xfail("numerics: pow of bool tensors is refused where torch computes (open)")
     ours, theirs = program(gradkit), program(torch)
     assert ours == theirs or (ours == "refused" and theirs == "refused")
+
+
+_BOOL_POWERS = {
+    "pow_ False": lambda x, lib: x.pow_(False),
+    "pow_ True": lambda x, lib: x.pow_(True),
+    "pow_ 2": lambda x, lib: x.pow_(2),
+    "pow_ 2.0": lambda x, lib: x.pow_(2.0),
+    "pow 2": lambda x, lib: x.pow(2),
+    "pow 2.5": lambda x, lib: x.pow(2.5),
+    "pow -1": lambda x, lib: x.pow(-1),
+    "pow a bool tensor": lambda x, lib: x.pow(x),
+    "pow_ a bool tensor": lambda x, lib: x.pow_(x),
+    "pow an int tensor": lambda x, lib: x.pow(lib.tensor([1, 2, 3])),
+    "2 ** x": lambda x, lib: 2 ** x,
+    "True ** x": lambda x, lib: True ** x,
+}
+
+
+@pytest.mark.parametrize("name", list(_BOOL_POWERS))
+def test_pow_of_bool_tensors_as_torch(name):
+    """A bool tensor to a bool power stays bool (to False: all True); an int or float power
+    promotes (pow_ then refuses the cast); two bool tensors have no kernel."""
+    def program(lib):
+        result = _BOOL_POWERS[name](lib.tensor([True, False, True]), lib)
+        return str(result.dtype).split(".")[-1], result.tolist()
+    same_as_torch(program)
 
 
 def test_pow_assign_records_the_in_place_op_for_backward():

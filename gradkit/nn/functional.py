@@ -69,7 +69,7 @@ from gradkit.ops.pooling import (
     max_pool3d)
 from gradkit.ops.pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
 from gradkit.ops.padding import check_pad_value
-from gradkit.ops.random_sampling import gumbel_softmax
+from gradkit.ops.gumbel import gumbel_softmax
 from gradkit.ops.sampling_grid import affine_grid, grid_sample
 from gradkit.ops.unary_helpers import require_tensors
 from gradkit.ops.unpooling import max_unpool1d, max_unpool2d, max_unpool3d
@@ -203,7 +203,8 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     """input / max(‖input‖_p along ``dim``, eps): unit vectors along ``dim``."""
     if out is not None:
         raise TypeError("gradkit's normalize does not take out=")
-    norm = ops.clamp(vector_norm(input, p, dim, True), min=eps)
+    # torch's input.norm(p) (None: its default, the 2-norm), then clamp_min (a complex eps fails)
+    norm = ops.clamp_min(vector_norm(input, 2.0 if p is None else p, dim, True), eps)
     return ops.div(input, norm.expand_as(input))
 
 

@@ -9,6 +9,7 @@ import warnings
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.creation import bernoulli_mask
+from gradkit.number_arguments import number_argument
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.layers import check_dropout_dtype, check_dropout_p, in_layout_of
@@ -18,7 +19,9 @@ _SELU_ALPHA = 1.7580993408473766  # torch's alpha of alpha dropout (SELU's -scal
 
 def _dropout_impl(input, p: float, training: bool, inplace: bool, feature: bool, alpha: bool):
     """torch's _dropout_impl: one draw per element, or per (sample, channel) with ``feature``;
-    alpha keeps SELU's mean and variance."""
+    alpha keeps SELU's mean and variance. p is read first, as its kernel's parser reads it."""
+    kernel = "feature_" * feature + "alpha_" * alpha + "dropout" + "_" * inplace
+    p = number_argument(p, kernel, "p", 2, "float", optional=False)
     if p == 0.0 or not training or input.numel() == 0:
         return input
     data = input._data

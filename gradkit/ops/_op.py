@@ -30,7 +30,7 @@ from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import (
     KNOWN_ZERO_BY_INPUT, KNOWN_ZERO_BY_SHAPES, PASSES_KNOWN_ZERO, KnownZero, is_known_zero,
     known_zeros_by_input, known_zeros_for, plain)
-from gradkit.int_arguments import function_form
+from gradkit.int_arguments import INT64, function_form
 from gradkit.numbers_hooks import passes_int
 from gradkit.ops._dispatch import _materialize, dispatch
 from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the ops, forward_ad)
@@ -254,12 +254,13 @@ class Op:
         n = self.n_inputs
         if kwargs or len(args) != n:  # not the common call (its inputs alone): bind them
             if not kwargs and len(args) == n + 1 and self.int_first is not None and \
-                    (type(args[n]) is int or self._numbers is None):
+                    (type(args[n]) is int and -INT64 <= args[n] < INT64 or self._numbers is None):
                 # x.squeeze(0), or any one value of an op without a hook (expand's sizes):
                 # as the lines below bind it
                 kwargs, args = {self.int_first: args[n]}, args[:n]
             elif not kwargs and len(args) == n + 2 and self.int_second is not None and \
-                    type(args[n]) is int and type(args[n + 1]) is int:  # two bare ints
+                    type(args[n]) is int and type(args[n + 1]) is int and \
+                    -INT64 <= args[n] < INT64 and -INT64 <= args[n + 1] < INT64:  # two int64s
                 kwargs, args = {self.int_first: args[n], self.int_second: args[n + 1]}, args[:n]
             else:
                 extra = 0

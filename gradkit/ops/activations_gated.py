@@ -4,6 +4,7 @@ each one op with torch's node name and derivative formulas (``GluBackward0``,
 from __future__ import annotations
 
 import math
+import sys
 
 from gradkit.backend import get_array_module
 from gradkit.generator import rng_of
@@ -148,6 +149,12 @@ _rrelu_in_place_negative = in_place_variant(
     lambda: negative_slope_message("leakyReLu", LEAKY_RELU_EXTRA))
 
 
+_DOUBLE_MAX = sys.float_info.max
+_UNIFORM_RANGE = ("Expected to - from <= std::numeric_limits<T>::max() to be true, but got "
+                  "false.  (Could this error message be improved?  If so, please report an "
+                  "enhancement request to PyTorch.)")
+
+
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False):
     """Leaky relu with slope (lower + upper) / 2; when ``training``, each non-positive element
@@ -158,8 +165,8 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
 def rrelu_drawing(input, lower, upper, training: bool, inplace: bool, generator):
     """``rrelu`` drawing its slopes from ``generator`` (torch.rrelu_ takes one)."""
     name = "rrelu_" if inplace else "rrelu"
-    lower = number_argument(lower, name, "lower", 2, "double")
-    upper = number_argument(upper, name, "upper", 3, "double")
+    lower = number_argument(lower, name, "lower", 2, "double", optional=False)
+    upper = number_argument(upper, name, "upper", 3, "double", optional=False)
     for bound, number in (("lower", lower), ("upper", upper)):
         if not inplace and not math.isfinite(number):  # (torch's rrelu_ has no such check)
             raise RuntimeError(f"rrelu: {bound} bound must be finite, got {cpp_number(number)}")
@@ -171,7 +178,11 @@ def rrelu_drawing(input, lower, upper, training: bool, inplace: bool, generator)
         raise kernel_error("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")(data)
     xp = get_array_module(data)
     if training:
-        draws = rng_of(generator, name).uniform(lower, upper, data.shape)
+        # torch's kernel builds a uniform distribution only for a non-positive element
+        fits = upper - lower <= _DOUBLE_MAX
+        if not fits and bool((data <= 0).any()):
+            raise RuntimeError(_UNIFORM_RANGE)
+        draws = rng_of(generator, name).uniform(lower, upper, data.shape) if fits else 1
         slopes = xp.asarray(draws, dtype=data.dtype)
         noise = xp.where(data <= 0, slopes, 1).astype(data.dtype)
     else:  # torch's leaky_relu: the slope also at NaN

@@ -232,7 +232,8 @@ defmask_edge(_softshrink, _outside)
 
 def softshrink(input, lambd: float = 0.5):
     """Shrink towards 0 by lambd (0 inside [-lambd, lambd])."""
-    lambd = number_argument(lambd, "softshrink", "lambd", 2, "double")  # (complex refused so)
+    # (a complex lambd refused so)
+    lambd = number_argument(lambd, "softshrink", "lambd", 2, "double", optional=False)
     # a float's range (NaN out too); other dtypes get the kernel's dtype error, as torch's
     array = getattr(input, "_data", None)  # (not a tensor: the op's own TypeError)
     limit = np.finfo(array.dtype).max if array is not None and array.dtype.kind == "f" else np.nan

@@ -11,7 +11,7 @@ from gradkit.ops._op import Op, op
 from gradkit.ops.fused import c99_multiply, complex_quotient, multiply_add
 from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.complex import conj, imag, real
-from gradkit.ops.conversion import astype
+from gradkit.ops.conversion import astype, fitted
 from gradkit.ops.elementwise import log
 from gradkit.ops.half_scalar import HALF, half_with_scalar, in_float32
 from gradkit.ops.keywords import tensor_keywords
@@ -78,6 +78,7 @@ def _plus_alpha_times(xp, x, y, alpha, factor):
     if dtype.kind != "c" and isinstance(alpha, (complex, np.complexfloating)):
         raise RuntimeError(
             "For non-complex input tensors, argument alpha must not be a complex number.")
+    fitted(alpha, dtype)  # torch's kernel converts alpha, checked, to the result's type
     # a bool result takes alpha as a bool, like torch
     return multiply_add(xp, y, as_dtype(xp, factor, dtype), x)
 

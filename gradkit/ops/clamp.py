@@ -68,10 +68,10 @@ def number_bound(x, bound):
     """A bound as torch's clamp reads a number: a NumPy scalar as a Python number; a complex
     one as a C++ double for a floating x (its real part; c10's overflow error when it has an
     imaginary part), refused for an integer or bool x, whose result would be complex."""
-    bound = python_number(bound)
-    if not isinstance(bound, complex) or x._data.dtype.kind == "c":
+    bound, kind = python_number(bound), getattr(x, "_data", x).dtype.kind  # (a tensor or array)
+    if not isinstance(bound, complex) or kind == "c":
         return bound  # (a complex x: the op's own complex error)
-    if x._data.dtype.kind != "f":
+    if kind != "f":
         raise CLAMP_COMPLEX(None)
     return number_argument(bound, "clamp", "min", kind="double")
 
@@ -141,7 +141,10 @@ def _clamp(input, min, max, by_tensors, by_numbers):  # noqa: A002 - torch's nam
 
 def _check_in_place(target, min=None, max=None) -> None:  # noqa: A002
     """x.clamp_(numbers): torch's structured kernel names the target's C type when the
-    result cannot be written into it ("... to the desired output type bool")."""
+    result cannot be written into it ("... to the desired output type bool"); a complex
+    bound of a floating target is read first (its real part, or c10's overflow error)."""
+    if target.dtype.kind == "f":
+        min, max = number_bound(target, min), number_bound(target, max)  # noqa: A001
     if not (hasattr(min, "_data") or hasattr(max, "_data")) and (min, max) != (None, None):
         dtype = result_type(target, min, max)
         if category(dtype) > category(target.dtype):

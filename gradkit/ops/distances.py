@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from gradkit.number_arguments import number_argument, numbers_reader
+from gradkit.number_arguments import number_argument, number_parameters, numbers_reader
 from gradkit._tensor import Tensor
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
@@ -194,7 +194,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     """The p-norm distance of every row of x1 to every row of x2 (batch dims broadcast).
     For p=2 with more than 25 rows (or ``compute_mode="use_mm_for_euclid_dist"``) it is
     computed through a matrix product, as torch, which is faster and less exact."""
-    p = number_argument(p, "cdist", "p", 3, "float")
+    p = number_argument(p, "cdist", "p", 3, "float", optional=False)
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     mode = _COMPUTE_MODES[compute_mode]
@@ -210,11 +210,11 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
 
 
 
+@number_parameters("pdist", p="float")
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
     """The p-norm distances between the rows of a 2-D input, pair (i, j) for i < j in row
     order (the upper triangle of cdist(input, input)), with cdist's derivative (torch's
     pdist backward, zero distances included)."""
-    p = number_argument(p, "pdist", "p", 2, "float")
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if not input.is_floating_point():

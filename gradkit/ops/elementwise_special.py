@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from gradkit.number_arguments import number_argument, numbers_reader
+from gradkit.number_arguments import number_parameters, numbers_reader
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops.comparison import isfinite
 from gradkit.ops.elementwise import cos, exp, sin
@@ -53,7 +53,7 @@ def logit(xp, x, eps=None):
         return xp.log(x / (1 - x))
 
 
-logit.numbers = numbers_reader("logit", eps=(2, "float"))
+logit.numbers = numbers_reader("logit", eps=(2, "float?"))
 
 
 def _logit_derivative_times(v, x, eps=None):
@@ -130,6 +130,7 @@ _nan_to_num.batchable = True
 
 
 @tensor_method(inplace=True)
+@number_parameters("nan_to_num", nan="float?", posinf="float?", neginf="float?")
 def nan_to_num(input, nan: float | None = 0.0, posinf: float | None = None,
                neginf: float | None = None):
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
@@ -138,8 +139,6 @@ def nan_to_num(input, nan: float | None = 0.0, posinf: float | None = None,
     # torch's parser reads the input and the numbers before the op's own checks
     require_tensors("nan_to_num", input)
     nan = 0.0 if nan is None else nan  # torch's ``double? nan``: None is the default 0
-    nan, posinf, neginf = (number_argument(v, "nan_to_num", name, i + 2, "float") for i, (v, name)
-                           in enumerate(((nan, "nan"), (posinf, "posinf"), (neginf, "neginf"))))
     if input.is_complex() and input.requires_grad and is_grad_enabled():
         raise RuntimeError("nan_to_num does not support automatic differentiation for outputs "
                            "with complex dtype.")

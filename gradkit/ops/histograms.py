@@ -14,6 +14,7 @@ from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import invalid_combination, reads_as_int
 from gradkit.memory_format import contiguous_format
+from gradkit.number_arguments import float_list
 from gradkit.ops._op import op
 from gradkit.ops.spaced_values import linspace_values
 from gradkit.ops.methods import tensor_method
@@ -162,6 +163,12 @@ def _count(bins, function: str, input: Tensor) -> int:
     return int(bins)
 
 
+def _check_range(range, d: int) -> None:  # noqa: A002
+    if len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should "
+                           f"have {2 * d} elements, but got {len(range)}")
+
+
 @tensor_method()
 def histogram(input: Tensor, bins: int | Tensor = 100, *, range=None,  # noqa: A002
               weight: Tensor | None = None, density: bool = False) -> HistogramResult:
@@ -176,12 +183,17 @@ def histogram(input: Tensor, bins: int | Tensor = 100, *, range=None,  # noqa: A
             "= None, bool density = False, tuple of Tensors out = None)\n * (Tensor input, int "
             "bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = "
             "False, tuple of Tensors out = None)\n")
+    bounds = None if range is None else float_list(range, "histogram", "range")
+    if range is not None:
+        if bounds is None:
+            raise invalid_combination("histogram", (input, bins), {"range": range})
+        _check_range(bounds, 1)
     flat = input.reshape(-1, 1)
     if weight is not None:  # a weight per value, in any shape of as many elements
         weight = weight.reshape(-1)
     _checked(input, weight, [edges], list(flat.shape))
     hist, bin_edges = _histogramdd(flat, weight, bins=_specs([edges], [bins]),
-                                   bounds=None if range is None else tuple(range),
+                                   bounds=None if bounds is None else tuple(bounds),
                                    density=density, name="histogram")
     if edges is not None:  # torch's histogram copies the edges given (histogramdd keeps them)
         bin_edges = bin_edges.clone(memory_format=contiguous_format)
@@ -206,9 +218,8 @@ def histogramdd(input: Tensor, bins, range=None, weight: Tensor | None = None,  
     if len(bins) != d:
         raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
                            "dimension of the input.")
-    if range is not None and len(range) != 2 * d:
-        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should "
-                           f"have {2 * d} elements, but got {len(range)}")
+    if range is not None:
+        _check_range(range, d)
     _checked(input, weight, edge_tensors, list(input.shape))
     # torch's kernel, named in errors
     given = "tensors" if edge_tensors and edge_tensors[0] is not None else "cts"

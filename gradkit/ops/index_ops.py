@@ -302,6 +302,8 @@ def index_add(xp, x, dim, index, source, *, alpha=1):
     if out.size and source.size:  # (an empty self or source: torch adds nothing, checks nothing)
         if x.dtype.kind in "iu" and type(alpha) is int:  # torch's checked cast: uint8's -1 is 255
             alpha = fitted(alpha, x.dtype)
+        elif x.dtype.kind == "f":
+            fitted(alpha, x.dtype)
         xp.add.at(out, _dim_key(dim, index, x.ndim), source if alpha == 1 else source * alpha)
     return out.astype(x.dtype, copy=False).reshape(x.shape)
 

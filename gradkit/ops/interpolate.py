@@ -17,6 +17,7 @@ from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.memory_format import lay_out, suggested_order
+from gradkit.number_arguments import float_list
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.conversion import in_suggested_format
 from gradkit.ops.fused import fused_multiply_add
@@ -199,15 +200,31 @@ def _output_sizes(input, size, scale_factor, spatial):
                             "Tuple[int, int, int], but got size with types "
                             f"{[type(x) for x in out]}")
         return out, (None,) * spatial
-    scales = (scale_factor,) * spatial if isinstance(scale_factor, (int, float)) \
-        else tuple(scale_factor)
+    # torch's list of scales, which its kernel's parser reads (``_scales_read``)
+    scales = scale_factor if isinstance(scale_factor, (tuple, list)) else [scale_factor] * spatial
     if len(scales) != spatial:
         raise ValueError(
             "Input and scale_factor must have the same number of spatial dimensions, but got "
             f"input with spatial dimensions of {list(sizes)} and scale_factor of shape "
             f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
             "scale_factor in (s1, s2, ...,sK) format.")
-    return tuple(_scaled_size(s * f) for s, f in zip(sizes, scales, strict=True)), scales
+    return None, scales
+
+
+def _scales_read(input, scales, mode: str, antialias: bool, recompute) -> tuple:
+    """(output sizes, scales) from the scale factors as the kernel's parser reads its ``float[]
+    scale_factors``; a list it takes no element of is its "invalid combination"."""
+    if mode == "area" or recompute:  # torch's Python computes the sizes, the kernel no scale
+        read = scales
+    else:
+        kernel = _kernel_name(mode, len(scales), antialias)
+        read = float_list(scales, kernel, "scale_factors")
+    if read is None:
+        aligned = "" if mode in _NEAREST_MODES else "bool, "
+        raise TypeError(f"{kernel}() received an invalid combination of arguments - got (Tensor, "
+                        f"NoneType, {aligned}{type(scales).__name__}), but expected one of:")
+    sizes = input.shape[2:]
+    return tuple(_scaled_size(s * f) for s, f in zip(sizes, read, strict=True)), tuple(read)
 
 
 def _scaled_size(size: float) -> int:
@@ -236,6 +253,8 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
                          "modes and requires a 4-D tensor as input")
     _check_mode(input, mode, align_corners, antialias)
+    if outs is None:
+        outs, scales = _scales_read(input, scales, mode, antialias, recompute_scale_factor)
     if not all(map(_is_integer, outs)):  # one float size: refused by the kernel's parser
         raise _parser_refusal(mode, len(outs), antialias, type(outs[0]).__name__)
     outs = tuple(map(int, outs))  # (an int tensor's value)
@@ -306,14 +325,19 @@ def _parser_refusal(mode: str, d: int, antialias: bool, found: str) -> TypeError
     if mode == "area":
         return TypeError(f"adaptive_avg_pool{d}d(): argument 'output_size' (position 2) must "
                          f"be tuple of ints, but found element of type {found} at pos 0")
+    kernel = _kernel_name(mode, d, antialias)
+    aligned = "" if mode in _NEAREST_MODES else "bool, "
+    return TypeError(f"{kernel}() received an invalid combination of arguments - got (Tensor, "
+                     f"list, {aligned}NoneType), but expected one of:")
+
+
+def _kernel_name(mode: str, d: int, antialias: bool) -> str:
+    """The kernel torch's interpolate calls for ``mode`` in ``d`` spatial dims."""
     kernel = {"nearest": f"upsample_nearest{d}d", "nearest-exact": f"_upsample_nearest_exact{d}d",
               "linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d",
               "bicubic": "upsample_bicubic2d", "trilinear": "upsample_trilinear3d",
               "lanczos": "_upsample_lanczos2d"}[mode]
-    kernel = f"_{kernel}_aa" if antialias and mode != "lanczos" else kernel
-    aligned = "" if mode in _NEAREST_MODES else "bool, "
-    return TypeError(f"{kernel}() received an invalid combination of arguments - got (Tensor, "
-                     f"list, {aligned}NoneType), but expected one of:")
+    return f"_{kernel}_aa" if antialias and mode != "lanczos" else kernel
 
 
 def _check_mode(input, mode: str, align_corners, antialias: bool) -> None:

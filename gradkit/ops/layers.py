@@ -248,7 +248,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     >>> layer_norm(gradkit.randn(2, 3), (3,)).shape
     gradkit.Size([2, 3])
     """
-    eps = number_argument(eps, "layer_norm", "eps", 5, "float")
+    eps = number_argument(eps, "layer_norm", "eps", 5, "float", optional=False)
     shape = checked_normalized_shape(input, normalized_shape, {"weight": weight, "bias": bias},
                                      "*, ")
     k = len(shape)

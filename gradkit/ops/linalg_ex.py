@@ -4,7 +4,8 @@ solve_ex (lu_factor_ex lives with the LU). They return LAPACK's ``info`` (int32 
 
 Where a matrix fails, its values are what LAPACK leaves, as torch returns them: the
 partial Cholesky factor (potrf stops at the failing pivot, left in place), or the LU solve
-by substitution (a zero pivot gives inf and NaN). Gradients flow to the other matrices.
+by substitution (a zero pivot gives inf and NaN). Gradients flow to the other matrices
+(cholesky_ex's to the failed ones too, by cholesky's formula, as torch's).
 """
 from __future__ import annotations
 
@@ -14,10 +15,9 @@ import numpy as np
 from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.ops.linalg_lu import _solve_packed, getrf
-from gradkit.ops.one_node import one_node
 from gradkit.ops.linalg_solvers import (
-    LinAlgError, _batch_prefix, _cholesky_parts, _is_vector_rhs, check_matrices, cholesky, host,
-    inv, low_precision, solve)
+    LinAlgError, _batch_prefix, _cholesky, _cholesky_jvp, _cholesky_parts, _cholesky_vjp,
+    _is_vector_rhs, check_matrices, cholesky, host, inv, low_precision, solve)
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.unary_helpers import kernel_error
@@ -107,12 +107,23 @@ def cholesky_ex(x, *, upper: bool = False, check_errors: bool = False):
         raise LinAlgError(f"linalg.cholesky_ex: {_batch_prefix(x, index)}The factorization could "
                           "not be completed because the input is not positive-definite (the "
                           f"leading minor of order {order} is not positive-definite).")
-    def factor(x):
-        good = cholesky(_identity_where_failed(x, info), upper=upper)
-        return _with_unfinished(info, good, _unfinished(x, x, kind="cholesky", upper=upper))
-    # one node saving L, as torch's: a write into L refuses backward (breadth seed 1183280)
-    return CholeskyExResult(one_node("LinalgCholeskyExBackward0", factor, (x,),
-                                     {"L": "result"}, {"upper": upper}), info)
+    return CholeskyExResult(_cholesky_unfinished(x, upper=upper), info)
+
+
+@op(save="result", node_name="LinalgCholeskyExBackward0", name="linalg_cholesky_ex")
+def _cholesky_unfinished(xp, x, *, upper=False):
+    """cholesky_ex's factors where some matrix failed: potrf's partial factor there. torch's
+    node (saving L: a write into it refuses backward, breadth seed 1183280) differentiates
+    every matrix by cholesky's formula, the failed ones' too (NaN, inf at a zero pivot)."""
+    failed = xp.asarray(_cholesky_parts(xp.swapaxes(x, -1, -2) if upper else x)[1] > 0)
+    eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
+    good = _cholesky.forward(xp, xp.where(failed[..., None, None], eye, x), upper=upper)
+    unfinished = _unfinished.forward(xp, x, x, kind="cholesky", upper=upper)
+    return xp.where(failed[..., None, None], unfinished, good)
+
+
+_cholesky_unfinished.defvjp(_cholesky_vjp)
+_cholesky_unfinished.defjvp(_cholesky_jvp)
 
 
 def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):  # noqa: N803 - torch's name

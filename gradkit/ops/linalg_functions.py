@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from gradkit.number_arguments import number_parameters
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import reciprocal
 from gradkit.ops.elementwise_special import nan_to_num
@@ -180,6 +181,8 @@ def _order_text(p) -> str:
     return str(int(p)) if math.isfinite(p) else f"{p:f}"
 
 
+@number_parameters("linalg_matrix_rank", True, tol="float|Tensor", atol="float|Tensor?",
+                   rtol="float|Tensor?")
 def matrix_rank(x, tol=None, hermitian: bool = False, *, atol=None, rtol=None):
     """The number of singular values (``hermitian``: |eigenvalues|) of each matrix above
     max(atol, rtol * largest); ``tol`` (torch's older form) is atol with rtol 0."""

@@ -10,8 +10,8 @@ import numpy as np
 
 from gradkit.backend import get_array_module
 from gradkit.ops._op import op
-from gradkit.ops.complex import conj
 from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg_triangular_solve import mH, solve_triangular
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -20,11 +20,6 @@ from gradkit.ops.unary_helpers import fixed_error, kernel_error, scalar_type_nam
 
 class LinAlgError(RuntimeError):
     """A matrix that the factorization or solver cannot handle (torch.linalg.LinAlgError)."""
-
-
-def mH(x):  # noqa: N802 - torch's name
-    """The conjugate transpose of the last two dims."""
-    return conj(transpose(x, -1, -2))
 
 
 def low_precision(name: str):
@@ -257,7 +252,9 @@ def _cholesky_vjp(g, out, upper):
     lower, g_lower = (mH(out), mH(g)) if upper else (out, g)
     phi = tril(matmul(mH(lower), g_lower))
     phi = 0.5 * (phi + mH(tril(phi, -1)))
-    return solve(mH(lower), solve(lower, phi, left=False))
+    # triangular solves, as torch's: a failed factor's zero pivot gives inf and NaN
+    phi = solve_triangular(mH(lower), phi, upper=True)
+    return solve_triangular(lower, phi, upper=False, left=False)
 
 
 def _cholesky_jvp(t, out, upper):

@@ -5,13 +5,19 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit.ops._op import op
+from gradkit.ops.complex import conj
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_solvers import mH
+from gradkit.ops.shape import transpose
 from gradkit.ops.triangular import tril, triu
 from gradkit.ops.unary_helpers import kernel_error
 
 _NAME = "linalg.solve_triangular"
 
+
+
+def mH(x):  # noqa: N802 - torch's name
+    """The conjugate transpose of the last two dims."""
+    return conj(transpose(x, -1, -2))
 
 def check_solvable(name: str, a, b, left: bool) -> None:
     """torch's error when B's rows (``left``) or columns do not match square A's size."""

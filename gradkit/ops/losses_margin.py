@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.number_arguments import number_argument, scalar_for
+from gradkit.number_arguments import number_argument, number_parameters, scalar_for
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op, op
@@ -41,7 +41,7 @@ norm_over_a_dim.defjvp(*vector_norm.jvps)
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None,
                         reduce=None, reduction: str = "mean"):
     """max(0, -target * (input1 - input2) + margin), reduced."""
-    margin = number_argument(margin, "margin_ranking_loss", "margin", 4, "float")
+    margin = number_argument(margin, "margin_ranking_loss", "margin", 4, "float", optional=False)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     if not input1.ndim == input2.ndim == target.ndim:
@@ -121,7 +121,8 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
                           reduce=None, reduction: str = "mean"):
     """1 - cos where target is 1, max(0, cos - margin) where it is -1 (cos along the last
     dim, squared norms guarded by 1e-12), reduced."""
-    margin = float(number_argument(margin, "cosine_embedding_loss", "margin", 4, "float"))
+    margin = float(number_argument(margin, "cosine_embedding_loss", "margin", 4, "float",
+                                   optional=False))
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     dim = target.ndim
@@ -141,17 +142,16 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
 
 
 @tensor_parameters("x2")
+@number_parameters("pairwise_distance", p="float", eps="float")
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """The p-norm of x1 - x2 + eps along the last dim (torch's NormBackward1)."""
-    p, eps = (number_argument(v, "pairwise_distance", name, None, "float")
-              for name, v in (("p", p), ("eps", eps)))
     return norm_over_a_dim(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)
 
 
 @tensor_parameters("x2")
+@number_parameters("cosine_similarity", eps="float")
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """sum((x1 / max(|x1|, eps)) * (x2 / max(|x2|, eps))) along ``dim`` (broadcasting)."""
-    eps = number_argument(eps, "cosine_similarity", "eps", 4, "float")
     check_bound(eps, "eps must be non-negative, got: {}")
     dtype = promote_types(x1._data.dtype, x2._data.dtype)
     if dtype.kind != "f":
@@ -174,7 +174,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with pairwise distances
     (``swap``: the smaller of d(anchor, negative) and d(positive, negative))."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    p, eps = (number_argument(v, "triplet_margin_loss", name, position, "float")
+    p, eps = (number_argument(v, "triplet_margin_loss", name, position, "float", optional=False)
               for position, (name, v) in ((5, ("p", p)), (6, ("eps", eps))))
     return triplet_margin_with_distance_loss(
         anchor, positive, negative, distance_function=lambda x, y: pairwise_distance(x, y, p, eps),
@@ -308,6 +308,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
         raise ValueError("weight must be one-dimensional")
+    margin = number_argument(margin, "multi_margin_loss", "margin", 4, optional=False)
     _check_samples(input)
     if input.numel():  # torch's kernel, and its dtype check, run for a non-empty batch only
         require_real_floating("multi_margin_loss_cpu_kernel", input._data, half=False)

@@ -56,18 +56,22 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
     forward.__name__ = name
     loss = op(save=("x", "y"), node_name=name.title().replace("_", "") + "Backward0")(forward)
 
-    def vjp(g, x, y, reduction, width):
+    def slopes_of(g, x, y, reduction, width, of):
+        """The gradient of operand ``of`` (0: input, 1: target): torch's backward kernel reads
+        the operand differentiated as its input (so a dtype error names it so)."""
         if in_input_dtype:
-            _check_output_dtype(x, getattr(y, "_data", y).dtype)
+            _check_output_dtype(*((x, getattr(y, "_data", y).dtype) if of == 0 else
+                                  (y, getattr(x, "_data", x).dtype)))
         with_bool = _is_bool(x) or _is_bool(y)
         if with_bool:  # torch's first backward is a kernel that takes a bool operand
             dtype = result_type(getattr(x, "_data", x), getattr(y, "_data", y))
             x, y = (astype(v, dtype) if _is_bool(v) else v for v in (x, y))
         slopes = spread_loss_grad(g, tuple(x.shape), reduction) * slope(x - y, width)
         slopes = _subtracts_a_bool(slopes) if with_bool else slopes
-        return slopes, -slopes
+        return -slopes if of else slopes
 
-    loss.defvjp_all(vjp)
+    loss.defvjp(lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 0),
+                lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 1))
     loss.defjvp_all(lambda tangents, x, y, reduction, width: reduce_loss(
         slope(x - y, width) * ((0 if tangents[0] is None else tangents[0])
                                - (0 if tangents[1] is None else tangents[1])), reduction))
@@ -157,7 +161,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     input, target = _expanded(input, target)
     if beta == 0.0:  # torch's Python check, then its parser reads beta
         return l1_loss(input, target, reduction=reduction)
-    beta = number_argument(beta, "smooth_l1_loss", "beta", 4, "float")
+    beta = number_argument(beta, "smooth_l1_loss", "beta", 4, "float", optional=False)
     check_reduction(reduction)
     check_bound(beta, "smooth_l1_loss does not support negative values for beta.")
     require_real_floating("smooth_l1_cpu", input._data, target._data)
@@ -166,7 +170,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """Quadratic below ``delta``, delta-scaled linear above; ``weight`` scales each term."""
-    delta = number_argument(delta, "huber_loss", "delta", 4, "float")
+    delta = number_argument(delta, "huber_loss", "delta", 4, "float", optional=False)
     input, target = _expanded(input, target)
     check_bound(delta, "huber_loss does not support non-positive values for delta.", strict=True)
     require_real_floating("huber_cpu", input._data, target._data)
@@ -276,7 +280,8 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
     input - target * log(input + eps); ``full`` adds Stirling's term where target > 1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    eps = number_argument(eps, "poisson_nll_loss", "eps", 5, "float")  # torch's parser
+    eps = number_argument(eps, "poisson_nll_loss", "eps", 5, "float",  # torch's parser
+                          optional=False)
     if log_input:
         loss = exp(input) - target * input
     else:

@@ -13,6 +13,7 @@ from gradkit.ops.complex import conj
 from gradkit.ops.conversion import clone
 from gradkit.ops.linalg import matmul, outer
 from gradkit.ops.linalg_functions import multi_dot
+from gradkit.ops.conversion import fitted
 from gradkit.ops.products import _check_expandable, _scale
 from gradkit.ops.promotion import as_dtype, result_type
 from gradkit.ops.shape import transpose
@@ -34,6 +35,7 @@ def _check_scalars(dtype, beta, alpha) -> None:
             raise RuntimeError("value cannot be converted to type "
                                f"{c_type_name(np.empty(0, dtype))} without "
                                "overflow")
+        fitted(value, dtype)  # the kernel's checked conversion (1e300 into float32)
 
 
 @op(save=("vec1", "vec2"), broadcast=True, method=True, inplace=True)

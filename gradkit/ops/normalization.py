@@ -197,11 +197,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None,
         raise ValueError("Expected more than 1 value per channel when training, got input size "
                          f"{input.shape}")
     # F's Python checks (torch.batch_norm, ATen's, has none)
-    if training and eps <= 0.0:
-        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
-    if eps < 0.0:
-        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    momentum = number_argument(momentum, "batch_norm", "momentum", 7, "float")
+    if eps <= 0.0 if training else eps < 0.0:
+        must = "positive during training" if training else "non-negative"
+        raise ValueError(f"batch_norm eps must be {must}, but got {eps}")
+    momentum, eps = (number_argument(v, "batch_norm", name, position, "float", optional=False)
+                     for position, name, v in ((7, "momentum", momentum), (8, "eps", eps)))
     return batch_norm_unchecked(input, running_mean, running_var, weight, bias, training,
                                 momentum, eps)
 
@@ -258,7 +258,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError("Expected more than 1 spatial element when training, got input size "
                          f"{input.shape}")
-    eps = number_argument(eps, "instance_norm", "eps", 8, "float")
+    eps = number_argument(eps, "instance_norm", "eps", 8, "float", optional=False)
     return instance_norm_unchecked(input, running_mean, running_var, weight, bias,
                                    use_input_stats, momentum, eps)
 
@@ -318,7 +318,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         if math.prod(rows[:1] + rows[2:]) == 1:  # torch's check of the grouped batch
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {rows}")
-    eps = number_argument(eps, "group_norm", "eps", 5, "float")
+    eps = number_argument(eps, "group_norm", "eps", 5, "float", optional=False)
     return group_norm_unchecked(input, num_groups, weight, bias, eps)
 
 

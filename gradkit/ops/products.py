@@ -12,7 +12,7 @@ from gradkit.ops.half_scalar import HALF
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.complex_products import all_finite, small_bmm, times_one
-from gradkit.ops.conversion import real_if_cast_to_real
+from gradkit.ops.conversion import fitted, real_if_cast_to_real
 from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, bmm, dot, matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
@@ -59,6 +59,8 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
         if isinstance(value, complex) and dtype.kind != "c":
             raise RuntimeError(f"value cannot be converted to type {c_type_name(product)} "
                                "without overflow")
+        if not empty and dtype != HALF:  # the kernel's checked conversion (half's: in float)
+            fitted(value, dtype)
     if empty and product.size and kernel != "addmv_impl_cpu" and isinstance(beta, float) and \
             beta != 0:  # torch's result.mul_(beta) of nothing summed (of no element: no check)
         _check_scalar_fits(beta, dtype)

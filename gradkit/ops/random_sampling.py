@@ -9,15 +9,14 @@ gradient is zero for every input: torch's derivatives.yaml gives these ops zero 
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Tensor
-from gradkit.backend import get_array_module
 from gradkit.generator import check_draw_parameters, random_guard, rng_of
-from gradkit.number_arguments import number_argument, number_if_read
+from gradkit.number_arguments import (number_argument, number_if_read, number_parameters,
+                                      reads_as_number)
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op
 from gradkit.ops.in_place_names import in_place_form
@@ -122,8 +121,8 @@ def _require_continuous(data, distribution: str, name) -> None:
 @tensor_method("uniform_")
 def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -> Tensor:
     """Fill with samples uniform on [from_, to) (real and imaginary parts for complex)."""
-    from_ = number_argument(from_, "uniform_", "from", 1, "float")
-    to = number_argument(to, "uniform_", "to", 2, "float")
+    from_ = number_argument(from_, "uniform_", "from", 1, "float", optional=False)
+    to = number_argument(to, "uniform_", "to", 2, "float", optional=False)
     _require_floating(self._data, "check_uniform_bounds")
     check_uniform_bounds(self._data, from_, to)
     rng = rng_of(generator, "uniform_")
@@ -134,8 +133,8 @@ def uniform_(self: Tensor, from_: float = 0, to: float = 1, *, generator=None) -
 @tensor_method("normal_")
 def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) -> Tensor:
     """Fill with normal samples (for complex: each part with std / sqrt(2), as torch)."""
-    mean = number_argument(mean, "normal_", "mean", 1, "float")
-    std = number_argument(std, "normal_", "std", 2, "float")
+    mean = number_argument(mean, "normal_", "mean", 1, "float", optional=False)
+    std = number_argument(std, "normal_", "std", 2, "float", optional=False)
     _require_floating(self._data, "normal_kernel_cpu")
     check_bound(std, _STD_BOUND)
     rng = rng_of(generator, "normal_")
@@ -146,6 +145,7 @@ def normal_(self: Tensor, mean: float = 0, std: float = 1, *, generator=None) ->
 
 
 @tensor_method("bernoulli_")
+@number_parameters("bernoulli_", True, p="float|Tensor")
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     """Fill with 1 (probability ``p``, a number or a tensor expanding to self) or 0."""
     rng = rng_of(generator, "bernoulli_")
@@ -215,7 +215,7 @@ def random_(self: Tensor, from_: int | None = None, to: int | None = _TO_UNGIVEN
 @tensor_method("exponential_")
 def exponential_(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
     """Fill with exponential samples of rate ``lambd``."""
-    lambd = number_argument(lambd, "exponential_", "lambd", 1, "float")
+    lambd = number_argument(lambd, "exponential_", "lambd", 1, "float", optional=False)
     _require_continuous(self._data, "Exponential", scalar_type_name)
     if not lambd > 0:
         raise RuntimeError("exponential_ expects lambda > 0.0, but found "
@@ -228,7 +228,8 @@ def exponential_(self: Tensor, lambd: float = 1, *, generator=None) -> Tensor:
 @tensor_method("geometric_")
 def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
-    p = float(number_argument(p, "geometric_", "p", 1, "float"))  # (a bool p prints as 1)
+    # (a bool p prints as 1)
+    p = float(number_argument(p, "geometric_", "p", 1, "float", optional=False))
     if self._data.dtype.kind not in "fiu":
         raise NotImplementedError(f'"geometric_cpu" not implemented for '
                                   f"'{scalar_type_name(self._data)}'")
@@ -242,8 +243,8 @@ def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
 @tensor_method("log_normal_")
 def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator=None) -> Tensor:
     """Fill with exp(N(mean, std)) samples."""
-    mean = number_argument(mean, "log_normal_", "mean", 1, "float")
-    std = number_argument(std, "log_normal_", "std", 2, "float")
+    mean = number_argument(mean, "log_normal_", "mean", 1, "float", optional=False)
+    std = number_argument(std, "log_normal_", "std", 2, "float", optional=False)
     _require_floating(self._data, "log_normal_cpu", complex_ok=False)
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={cpp_number(std)}")
@@ -255,8 +256,8 @@ def log_normal_(self: Tensor, mean: float = 1, std: float = 2, *, generator=None
 @tensor_method("cauchy_")
 def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *, generator=None) -> Tensor:
     """Fill with Cauchy samples centred on ``median`` with scale ``sigma``."""
-    median = number_argument(median, "cauchy_", "median", 1, "float")
-    sigma = number_argument(sigma, "cauchy_", "sigma", 2, "float")
+    median = number_argument(median, "cauchy_", "median", 1, "float", optional=False)
+    sigma = number_argument(sigma, "cauchy_", "sigma", 2, "float", optional=False)
     _require_continuous(self._data, "Cauchy", c_type_name)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={cpp_number(sigma)}")
@@ -268,6 +269,7 @@ def cauchy_(self: Tensor, median: float = 0, sigma: float = 1, *, generator=None
 # -- out of place --------------------------------------------------------------------------
 
 @tensor_method()
+@number_parameters("bernoulli", True, p="float")
 def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tensor:
     """1 with probability ``input`` (elementwise), else 0, in input's dtype; with ``p`` a
     number, 1 with probability p in input's shape and dtype (no graph: torch records a node
@@ -284,6 +286,15 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator=None) -> Tenso
                    draw=lambda q: _bernoulli(rng, q, q.shape, q.dtype))
 
 
+def _normal_signature(mean, std=1.0, size=None, **_) -> bool:
+    """Whether torch's normal has a signature for the call: a size with two numbers (0-d
+    tensors read as such), else a tensor mean or std."""
+    tensors = (isinstance(v, Tensor) and not (size is not None and reads_as_number(v, "float"))
+               for v in (mean, std))
+    return any(tensors) != (size is not None)
+
+
+@number_parameters("normal", True, _normal_signature, mean="float|Tensor", std="float|Tensor")
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad: bool = False) -> Tensor:
     """Normal samples: ``normal(mean, std)`` with either or both tensors (broadcast; torch's
@@ -293,19 +304,12 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         mean, std = (number_if_read(v, "float") for v in (mean, std))
     mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not (mean_is_tensor or std_is_tensor):
-        if size is None:
-            raise TypeError("normal() received an invalid combination of arguments - got "
-                            f"({type(mean).__name__}, {type(std).__name__}), but expected "
-                            "(float mean, float std, tuple of ints size)")
         check_bound(std, _STD_BOUND)
         out = Tensor._make(np.zeros(tuple(size), backend.to_numpy_dtype(
             dtype or backend.get_default_dtype())))
         out = normal_(out, mean, std, generator=generator)
         out = out.to(device) if device is not None else out
         return out._set_requires_grad(requires_grad) if requires_grad else out
-    if size is not None:
-        raise TypeError("normal() received an invalid combination of arguments - got a size "
-                        "with a tensor mean or std")
     if std_is_tensor and std._data.dtype.kind == "c":
         raise RuntimeError("normal expects standard deviation to be non-complex")
     check_draw_parameters(*(v for v in (mean, std) if isinstance(v, Tensor)))
@@ -381,20 +385,3 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         picks = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
     picks = picks.reshape(data.shape[:-1] + (num_samples,)).astype(np.int64)
     return Tensor._make(backend.to_device(picks, input.device))
-
-
-def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10,
-                   dim: int = -1) -> Tensor:
-    """softmax((logits + Gumbel noise) / tau) along ``dim``; ``hard``: the one-hot argmax in
-    the forward with the soft sample's gradient (straight through), as torch computes it."""
-    if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", UserWarning,
-                      stacklevel=2)
-    noise = exponential_(Tensor._make(get_array_module(logits._data).zeros_like(logits._data)))
-    gumbels = -noise.log()
-    y_soft = ((logits + gumbels) / tau).softmax(dim)
-    if not hard:
-        return y_soft
-    index = y_soft.max(dim, keepdim=True)[1]
-    y_hard = Tensor._make(get_array_module(logits._data).zeros_like(logits._data))
-    return y_hard.scatter_(dim, index, 1.0) - y_soft.detach() + y_soft

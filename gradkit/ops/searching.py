@@ -322,8 +322,8 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     """A histogram of x's values in ``bins`` equal bins over [min, max] (both 0: x's range);
     values outside are left out. Not differentiable, as torch's."""
     bins = int_argument(bins, "histc", "bins", 2)
-    min, max = (number_argument(min, "histc", "min", 3, "double"),  # noqa: A001
-                number_argument(max, "histc", "max", 4, "double"))
+    min, max = (number_argument(min, "histc", "min", 3, "double", optional=False),  # noqa: A001
+                number_argument(max, "histc", "max", 4, "double", optional=False))
     return _histc(input, bins=bins, low=min, high=max)
 
 

@@ -6,7 +6,7 @@ import operator
 
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import (
-    int_parameters, invalid_combination, reads_as_int, reads_as_symint)
+    INT64, UNPACK_OVERFLOW, int_parameters, invalid_combination, reads_as_int, reads_as_symint)
 from gradkit.ops import indexing
 from gradkit.ops._op import Op, op
 from gradkit.ops.dims import existing_dim
@@ -18,8 +18,13 @@ from gradkit.ops.result_layout import empty_like_layout
 
 
 def _int_of(value) -> int:
-    """A Python int from an int or a 0-d integer tensor (torch accepts both for start/index)."""
-    return int(value.item()) if hasattr(value, "item") and hasattr(value, "shape") else int(value)
+    """A Python int from an int or a 0-d integer tensor (torch accepts both for start/index);
+    an int beyond int64 is torch's unpacking error."""
+    if hasattr(value, "item") and hasattr(value, "shape"):
+        return int(value.item())
+    if type(value) is int and not -INT64 <= value < INT64:
+        raise ValueError(UNPACK_OVERFLOW)
+    return int(value)
 
 
 @tensor_method()

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from gradkit.int_arguments import int_parameters, ints_reader
-from gradkit.number_arguments import python_number
+from gradkit.number_arguments import number_parameters, python_number
 from gradkit._tensor import Tensor
 from gradkit.creation import full
 from gradkit.ops._op import op
@@ -148,6 +148,7 @@ def _quantile(x, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
 @tensor_method()
 @int_parameters("quantile", True, dim=(2, "int?"), keepdim=(3, "bool"))
 @tensor_parameters("q", overloaded=True, numbers=True)
+@number_parameters("quantile", True, q="float|Tensor")
 def quantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: A002
              keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """The q-th quantiles (q a number or a 1-D tensor in [0, 1]) along ``dim`` (all values by
@@ -159,6 +160,7 @@ def quantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: 
 @tensor_method()
 @int_parameters("nanquantile", True, dim=(2, "int?"), keepdim=(3, "bool"))
 @tensor_parameters("q", overloaded=True, numbers=True)
+@number_parameters("nanquantile", True, q="float|Tensor")
 def nanquantile(input: Tensor, q: Tensor | float, dim: int | None = None,  # noqa: A002
                 keepdim: bool = False, *, interpolation: str = "linear") -> Tensor:
     """``quantile`` of the non-NaN values (NaN where a row is all NaN)."""

@@ -14,11 +14,17 @@ def _check_matrix(name, x):
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
 
 
+def _within(diagonal: int, x) -> int:
+    """``diagonal`` brought into [-rows - 1, columns], which keeps the same triangle (NumPy
+    overflows on an int64 far beyond the matrix: torch's ``tril(-2**63)``)."""
+    return min(max(diagonal, -x.shape[-2] - 1), x.shape[-1])
+
+
 @op(linear=True, batchable=True, method=True, contiguous=True)
 def tril(xp, x, diagonal=0):
     """The lower triangle of the last two dims of x (below and on ``diagonal``), zeros above."""
     _check_matrix("tril", x)
-    return xp.tril(x, diagonal)
+    return xp.tril(x, _within(diagonal, x))
 
 
 tril.numbers = ints_reader("tril", diagonal=(1, "SymInt"))
@@ -28,7 +34,7 @@ tril.numbers = ints_reader("tril", diagonal=(1, "SymInt"))
 def triu(xp, x, diagonal=0):
     """The upper triangle of the last two dims of x (above and on ``diagonal``), zeros below."""
     _check_matrix("triu", x)
-    return xp.triu(x, diagonal)
+    return xp.triu(x, _within(diagonal, x))
 
 
 triu.numbers = ints_reader("triu", diagonal=(1, "SymInt"))

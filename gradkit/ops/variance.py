@@ -157,7 +157,8 @@ def _var_jvp(t, x, dim, unbiased, keepdim, correction):
 
 var.defjvp(_var_jvp)
 # correction is a Scalar: 0-d tensors read
-var.numbers = chain(_unbiased_overload("var"), numbers_reader("var", correction=(None, "double")),
+var.numbers = chain(_unbiased_overload("var"),
+                    numbers_reader("var", True, correction=(None, "double?")),
                     ints_reader("var", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 
@@ -179,7 +180,8 @@ std.defvjp(lambda g, x, out, dim, unbiased, keepdim, correction:
            _var_grad(_over_twice_std(g, out), x, dim, unbiased, keepdim, correction))
 std.defjvp(lambda t, x, out, dim, unbiased, keepdim, correction:
            _over_twice_std(_var_jvp(t, x, dim, unbiased, keepdim, correction), out))
-std.numbers = chain(_unbiased_overload("std"), numbers_reader("std", correction=(None, "double")),
+std.numbers = chain(_unbiased_overload("std"),
+                    numbers_reader("std", True, correction=(None, "double?")),
                     ints_reader("std", True, dim=(1, "int[1]?"), keepdim=(3, "bool")))
 
 

@@ -182,3 +182,50 @@ def test_copy_of_an_expanded_conj_view_onto_itself_passes_as_torch():
         b[0:2] = b[..., :1]
         return b.tolist(), b.is_conj()
     assert program(gradkit) == program(torch)
+
+
+def _written_through_data(lib, write):
+    """A conj view of x, then a write into x's memory through a tensor with a version counter
+    of its own (``x.data``), or into a conj view of ``x.data`` through x."""
+    x = lib.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    y = x.clone()
+    z = x.conj()
+    data = x.data
+    w = data.conj()
+    write(x, y, data)
+    y.add_(z)  # reads z's values: the write must show (conj_views seed 300717: 1 + 2j + 1 - 2j)
+    return y.tolist(), z.tolist(), w.tolist(), x._version, data._version
+
+
+_DATA_WRITES = {
+    "iadd_into_data": lambda x, y, data: data.add_(y),
+    "setitem_into_data": lambda x, y, data: data.__setitem__(0, 5j),
+    "copy_into_data": lambda x, y, data: data.copy_(y * 2),
+    "into_x_under_no_grad": lambda x, y, data: _no_grad_mul(x),
+}
+
+
+def _no_grad_mul(x):
+    with (gradkit if isinstance(x, gradkit.Tensor) else torch).no_grad():
+        x.mul_(3)
+
+
+@pytest.mark.parametrize("write", _DATA_WRITES.values(), ids=_DATA_WRITES)
+def test_conj_views_see_writes_through_another_version_counter_as_torch(write):
+    def program(lib):
+        return _written_through_data(lib, lambda x, y, data: write(x, y.detach(), data))
+    assert program(gradkit) == program(torch)
+
+
+def test_in_place_op_on_a_conj_view_reading_its_own_negative_imaginary_part_as_torch():
+    """torch's conj and neg fallbacks copy an operand with either bit out first, so
+    ``z.add_(z.imag)`` of ``z = y.conj()`` computes where gradkit refused a partial overlap
+    (conj_views seed 301284)."""
+    def program(lib):
+        x = lib.tensor([[1 + 2j]], requires_grad=True)
+        y = x.clone()
+        z = y.conj()
+        z.add_(z.imag)
+        z.expand_as(z).sum().abs().backward()
+        return z.tolist(), y.tolist(), x.grad.tolist()
+    assert program(gradkit) == program(torch)

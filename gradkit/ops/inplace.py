@@ -30,8 +30,8 @@ from gradkit.ops.memory_overlap import (
 from gradkit.ops.promotion import UNSIGNED_PROMOTION
 from gradkit.ops.stale_views import make_stale
 from gradkit.ops.views import (
-    DEFAULT, LEAF_VIEW_MESSAGE, layout_of, live_views, refresh_computed, replay_view,
-    writable_alias, write_through)
+    COMPUTED_VIEWS, DEFAULT, LEAF_VIEW_MESSAGE, layout_of, live_views, refresh_computed,
+    refresh_computed_elsewhere, replay_view, writable_alias, write_through)
 
 
 def _tensor_type():
@@ -66,8 +66,11 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     overlapping = has_internal_overlap(tensor._data) and bool(
         getattr(out_of_place, "check_overlap", _refuse_overlap)(tensor._data, *args))
     tensor_type = _tensor_type()
+    # (torch's conj and neg fallbacks copy an operand with either bit out first: conj_views
+    # seed 301284, x.conj().add_(x.conj().imag))
     if not getattr(out_of_place, "reads_value_first", False) and any(
-            isinstance(a, tensor_type) and partially_overlap(tensor._data, a._data) for a in args):
+            isinstance(a, tensor_type) and partially_overlap(tensor._data, a._data)
+            and not (is_conjugated_view(a) or is_negative_view(a)) for a in args):
         raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
     view = getattr(tensor, "_view", None)
     # an integer (or bool) target never records: what it holds has no gradient, as in torch
@@ -112,6 +115,8 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         _resave_output(result, tensor, view is not None)
     if len(tensor._vc) > 1:
         _update_views(tensor, view, recording)
+    if COMPUTED_VIEWS:  # conj views of this memory behind another version counter (.data)
+        refresh_computed_elsewhere(tensor)
     forward_ad = _dispatch._forward_ad
     if forward_ad is not None and (view is not None or len(tensor._vc) > 1):
         forward_ad.after_inplace(tensor, view)

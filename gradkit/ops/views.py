@@ -188,6 +188,8 @@ def mark_one_view(op, base, view, params, index) -> None:
     # a weak reference after the version: an in-place write to the base or to another view
     # must give this one a fresh history (ops/inplace.py)
     refs.append(_weakref(view))
+    if info.computed:
+        COMPUTED_VIEWS.setdefault(id(memory_owner(info.base._data)), []).append(refs[-1])
     n = len(refs) - 1
     if n >= 32 and n & (n - 1) == 0:  # at each power of two: drop dead views (amortized O(1))
         refs[1:] = [r for r in refs[1:] if r() is not None]
@@ -259,6 +261,37 @@ def writable_alias(target):
     interface = dict(target.__array_interface__)
     interface["data"] = (interface["data"][0], False)
     return np.asarray(_ArrayInterface(interface, root))
+
+
+# id of the array owning a memory -> weak references to the computed (conj) views of it: a
+# write through a tensor with a version counter of its own (``.data``) must refresh them too
+# (conj_views seed 300717). Empty unless conj views were made: writes then pay one test.
+COMPUTED_VIEWS: dict[int, list] = {}
+
+
+def memory_owner(array):
+    """The array that owns ``array``'s memory (the end of its chain of NumPy/CuPy bases)."""
+    while hasattr(getattr(array, "base", None), "shape"):
+        array = array.base
+    return array
+
+
+def refresh_computed_elsewhere(tensor) -> None:
+    """After a write into ``tensor``, refresh the computed views of its memory that its own
+    version counter does not list (``_update_views`` refreshes those)."""
+    key = id(memory_owner(tensor._data))
+    refs = COMPUTED_VIEWS.get(key)
+    if refs is None:
+        return
+    live = [r for r in refs if r() is not None]
+    if not live:
+        del COMPUTED_VIEWS[key]
+        return
+    refs[:] = live
+    for ref in live:
+        view = ref()
+        if view is not tensor and view._vc is not tensor._vc:
+            refresh_computed(view)
 
 
 def refresh_computed(view) -> None:

@@ -123,6 +123,7 @@ class Op:
         self.saves_for_every_tensor = False
         self.vjps = None      # tuple: one rule per input (None = not differentiable)
         self.vjp_all = None   # or one rule returning all input gradients
+        self.edge_inputs = None  # the inputs torch's node has edges for, if not all
         self.jvps = None
         self.jvp_all = None
         self.__doc__ = forward.__doc__

@@ -359,5 +359,6 @@ def _bce_jvp(tangents, x, target, weight, pos_weight, reduction):
 
 
 _bce_logits.defvjp_all(_bce_vjp)
+_bce_logits.edge_inputs = (0, 1)  # self and target: torch's node has no edge for the weights
 _bce_logits.defjvp_all(_bce_jvp)
 _bce_logits.no_complex_grad = "binary_cross_entropy_with_logits"  # a complex target computes

@@ -2,6 +2,9 @@
 class name, its ``_saved_*`` names (``dir``), each saved value before backward, and after
 ``backward()`` freed the graph: sizes, ints, tuples, dtypes stay readable, a saved tensor
 raises torch's RuntimeError (tests/fuzz/saved_attrs_scan.py scans torch's whole op table)."""
+import math
+
+import numpy as np
 import pytest
 
 import gradkit
@@ -263,3 +266,22 @@ def _second_order_chains(lib, name: str) -> list:
                                   else n for n in SECOND_ORDER])
 def test_second_order_node_names_as_torch(name):
     assert _second_order_chains(gradkit, name) == _second_order_chains(torch, name)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3, 4), (2, 3, 2, 2, 2), (0, 3, 4), (2, 3)])
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_nll_loss_nodes_as_torch(shape, reduction):
+    """torch's nll_loss_nd: a 4-D input is NllLoss2DBackward0, a 3-D or 5-D+ one viewed as 4-D
+    first (its node's edge a ViewBackward0; reduction='none' viewed back), saving the views."""
+    def inspect(lib):
+        x = _leaves(lib, shape)[0]
+        target = lib.tensor(np.arange(math.prod(shape) // 3).reshape((shape[0],) + shape[2:]) % 3)
+        y = lib.nn.functional.nll_loss(x, target, reduction=reduction)
+        node, names = y.grad_fn, ["_saved_self", "_saved_target", "_saved_self_sym_sizes"]
+        saved = {n: tuple(getattr(node, n).shape) if n != names[2] else tuple(getattr(node, n))
+                 for n in names if hasattr(node, n)}
+        y.sum().backward()
+        return (node.name(), [type(f).__name__ for f, _ in node.next_functions], saved,
+                x.grad.detach().numpy().tolist())
+
+    assert inspect(gradkit) == inspect(torch)

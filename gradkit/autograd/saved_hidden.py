@@ -79,6 +79,7 @@ _HIDDEN = {
     "NarrowCopyBackward0": "end",
     "NativeLayerNormBackward0": "axes eps",
     "NllLossBackward0": "class_dim other self_sym_sizes",
+    "NllLoss2DBackward0": "class_dim other self_sym_sizes",
     "NormBackward1": "dtype ord",
     "PolarBackward0": "other self",
     "PreluKernelBackward0": "other",

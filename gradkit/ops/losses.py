@@ -113,6 +113,9 @@ def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
 
 
 _nll.defvjp(_nll_vjp, None, None)
+# torch's nll_loss2d for a 4-D input (nll_loss_nd views 3-D and 5-D+ ones as 4-D)
+_nll.node_name_rule = lambda params, arrays: \
+    "NllLoss2DBackward0" if arrays[0].ndim == 4 else "NllLossBackward0"
 _nll.defjvp(lambda t, x, target, weight, x_shape, class_dim, reduction, ignore_index:
             _nll(t, target, weight, class_dim=class_dim, reduction=reduction,
                  ignore_index=ignore_index), None, None)
@@ -137,6 +140,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
                                                input.ndim == 2 and reduction == "none"))
     if weight is not None:
         weight = _class_weight(weight, classes, 0, 1, flat=input.ndim <= 2)
+    if input.ndim == 3 or input.ndim > 4:  # torch's nll_loss_nd: viewed as 4-D for nll_loss2d
+        spatial = (1, -1) if input.numel() else (0, 0)  # (an empty batch: no -1 to infer)
+        loss = _nll(input.contiguous().view(input.shape[:2] + spatial),
+                    target.contiguous().view(input.shape[:1] + spatial), weight,
+                    class_dim=1, reduction=reduction, ignore_index=ignore_index)
+        return loss.view(input.shape[:1] + input.shape[2:]) if reduction == "none" else loss
     return _nll(input, target, weight, class_dim=class_dim, reduction=reduction,
                 ignore_index=ignore_index)
 

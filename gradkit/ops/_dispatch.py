@@ -355,5 +355,5 @@ def _save_plain(node, plain, args, outputs, keep) -> None:
     if nbytes and observers.saved_watchers:
         observers.saved_pack_held_by(held, nbytes)
     node.saved = saved = tuple(saved)
-    if values:
+    if values and not node.op.number_edges:  # (mul's number: torch's wrapped tensor, freed)
         keep_values(node, saved)

@@ -270,10 +270,9 @@ def _save(node, op, args, datas, outputs, keep) -> None:
 def keep_values(node, saved: tuple) -> None:
     """A number or an absent tensor (None) the op saved as is stays readable after backward,
     as torch's (``gather``'s ``_saved_dim``, ``lerp``'s ``_saved_weight``): kept apart, as
-    ``_save``'s metadata; an op wrapping numbers as tensors (mul) saved torch's tensor, freed."""
-    if not getattr(node.op, "number_edges", False):
-        node.extras().kept_meta = tuple(
-            FREED_ENTRY if type(value) is SavedTensor else value for value in saved)
+    ``_save``'s metadata."""
+    node.extras().kept_meta = tuple(
+        FREED_ENTRY if type(value) is SavedTensor else value for value in saved)
 
 
 def _scalar_meta(attr):

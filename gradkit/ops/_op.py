@@ -70,6 +70,9 @@ class Op:
     # keyword-only parameters torch requires in some signature (round's decimals): counted
     # in the least of its "takes from N to M positional arguments"
     required_keywords = 0
+    # torch wraps a Python number operand as a 0-d tensor (add, mul): an edge (None, 0), and
+    # a saved tensor freed by backward (node_names.py sets it)
+    number_edges = False
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,

@@ -241,6 +241,11 @@ SECOND_ORDER = {
     "add_leading_ones": (lambda lib, a, b: a + b, [(4, 1, 3), (2, 1)]),
     "add_kept": (lambda lib, a, b: a + b, [(2, 3), (1, 3)]),
     "expand_0d": (lambda lib, a: a.expand(2, 3), [()]),
+    # torch's maybe_multiply(grad, alpha): mul.Scalar, MulBackward1 (no edge for the number)
+    "addmm_scaled": (lambda lib, a, b, c: lib.addmm(a, b, c, alpha=0.6, beta=0.2),
+                     [(2, 3), (2, 2), (2, 3)]),
+    "baddbmm_scaled": (lambda lib, a, b, c: lib.baddbmm(a, b, c, alpha=2.0),
+                       [(2, 2, 3), (2, 2, 4), (2, 4, 3)]),
 }
 # gradkit composes these derivatives of public ops; torch has one *BackwardBackward0 node
 COMPOSED = pytest.mark.xfail(strict=True, reason="savedattrs: torch's SmoothL1LossBackward"
@@ -283,5 +288,28 @@ def test_nll_loss_nodes_as_torch(shape, reduction):
         y.sum().backward()
         return (node.name(), [type(f).__name__ for f, _ in node.next_functions], saved,
                 x.grad.detach().numpy().tolist())
+
+    assert inspect(gradkit) == inspect(torch)
+
+
+@pytest.mark.parametrize("name", ["addmm", "addmv", "addr"])
+def test_scalar_overload_node_as_torch(name):
+    """The MulBackward1 of grad(create_graph=True) of a scaled product: its names, its saved
+    number before and after backward, its edges, and the gradients through it."""
+    shapes = {"addmm": [(2, 3), (2, 2), (2, 3)], "addmv": [(2,), (2, 3), (3,)],
+              "addr": [(2, 3), (2,), (3,)]}[name]
+
+    def inspect(lib):
+        x, *factors = _leaves(lib, *shapes)
+        y = getattr(lib, name)(x, *factors, alpha=0.6, beta=0.2)
+        grads = lib.autograd.grad(y, factors, lib.ones_like(y), create_graph=True)
+        node = grads[0].grad_fn
+        names = sorted(n for n in dir(node) if n.startswith(("_saved_", "_raw_saved_")))
+        before = [_read(node, n) for n in names]
+        grads[0].sum().backward()
+        return (type(node).__name__, names, before, [_read(node, n) for n in names],
+                [type(f).__name__ for f, _ in node.next_functions],
+                [None if f.grad is None else f.grad.detach().numpy().round(12).tolist()
+                 for f in factors])
 
     assert inspect(gradkit) == inspect(torch)

@@ -107,6 +107,8 @@ _HIDDEN = {
     "StackBackward0": "inputs_sym_sizes",
     "StdBackward0": "unbiased",
     "StdMeanBackward0": "unbiased",
+    "MulBackward1": "self",  # mul.Scalar saves the number only
+    "DivBackward1": "self",
     "SumBackward0": "dim dtype keepdim",
     "SumBackward1": "dtype",
     "TakeBackward0": "other",

@@ -56,6 +56,11 @@ PROGRAMS = {
     # what no rule that runs reads is not saved: None, after backward too
     "mul_one_grad": (lambda lib, a, b: a * b.detach(), [(2, 3), (2, 3)]),
     "svd": (lambda lib, a: lib.linalg.svd(a)[1], [(3, 2)]),
+    # parameters in torch's Python type: elu's int scales, relu6's int bounds, norm's 2.
+    "elu": (lambda lib, a: lib.nn.functional.elu(a, alpha=2), [(2, 3)]),
+    "selu": (lambda lib, a: lib.nn.functional.selu(a), [(2, 3)]),
+    "relu6": (lambda lib, a: lib.nn.functional.relu6(a), [(2, 3)]),
+    "norm": (lambda lib, a: lib.linalg.norm(a, dim=1), [(2, 3)]),
     "lu_solve": (lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b),
                  [(3, 3), (3, 2)]),
     "lu_unpack": (lambda lib, a: lib.lu_unpack(*lib.linalg.lu_factor(a))[1], [(3, 3)]),
@@ -94,7 +99,7 @@ def _inspect(lib, name: str, dtype: str) -> dict:
             "next": [None if f is None else type(f).__name__ for f, _ in node.next_functions]}
 
 
-REAL_ONLY = {"smooth_l1", "round", "scatter_reduce", "bce_logits", "bce",
+REAL_ONLY = {"smooth_l1", "round", "scatter_reduce", "bce_logits", "bce", "elu", "selu", "relu6",
              "soft_margin"}  # torch's kernels refuse complex
 
 

@@ -318,3 +318,28 @@ def test_scalar_overload_node_as_torch(name):
                  for f in factors])
 
     assert inspect(gradkit) == inspect(torch)
+
+
+@pytest.mark.parametrize("soft", [True, False])
+@pytest.mark.parametrize("kw", [{}, {"label_smoothing": 0.2},
+                                {"reduction": "sum", "label_smoothing": 0.1}])
+def test_cross_entropy_graph_as_torch(soft, kw):
+    """torch's cross_entropy scales with mul.Scalar and divides the probabilities' mean by
+    div.Scalar (MulBackward1, DivBackward1 saving the number): the graph two nodes deep, its
+    saved names, and the gradient."""
+    def chain(node, depth=0):
+        if node is None or depth > 2:
+            return None
+        return (type(node).__name__, sorted(n for n in dir(node) if n.startswith("_saved_")),
+                [chain(f, depth + 1) for f, _ in node.next_functions])
+
+    def inspect(lib):
+        x = _leaves(lib, (3, 5))[0]
+        probabilities = np.full((3, 5), 0.2)
+        target = lib.tensor(probabilities) if soft else lib.tensor([0, 2, 1])
+        y = lib.nn.functional.cross_entropy(x, target, **kw)
+        graph, other = chain(y.grad_fn), getattr(y.grad_fn, "_saved_other", None)
+        y.backward()
+        return graph, other, x.grad.detach().numpy().round(12).tolist()
+
+    assert inspect(gradkit) == inspect(torch)

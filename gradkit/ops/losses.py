@@ -25,6 +25,7 @@ from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
+from gradkit.ops.scalar_overloads import div_scalar, mul_scalar
 from gradkit.ops.unary_helpers import cpp_number, require_real_floating, scalar_type_name
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -197,7 +198,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         smooth = sum(smooth) / total
     elif reduction == "sum":
         smooth = sum(smooth)
-    return (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
+    # torch's ret * (1 - ls) + smooth * (ls / C): two mul.Scalar (MulBackward1)
+    return mul_scalar(loss, 1 - label_smoothing) + mul_scalar(smooth, label_smoothing / classes)
 
 
 def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class_dim):
@@ -215,7 +217,7 @@ def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class
     if reduction == "mean" and log_p.numel() == 0:
         return -(sum(terms) * math.nan)
     total = -sum(terms)
-    return total if reduction == "sum" else total / (log_p.numel() // classes)
+    return total if reduction == "sum" else div_scalar(total, log_p.numel() // classes)
 
 
 @op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0", batchable=True)

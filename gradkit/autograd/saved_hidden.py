@@ -79,6 +79,7 @@ _HIDDEN = {
     "NarrowCopyBackward0": "end",
     "NativeLayerNormBackward0": "axes eps",
     "NllLossBackward0": "class_dim other self_sym_sizes",
+    "NllLoss2DBackward0": "class_dim other self_sym_sizes",
     "NormBackward1": "dtype ord",
     "PolarBackward0": "other self",
     "PreluKernelBackward0": "other",
@@ -106,6 +107,8 @@ _HIDDEN = {
     "StackBackward0": "inputs_sym_sizes",
     "StdBackward0": "unbiased",
     "StdMeanBackward0": "unbiased",
+    "MulBackward1": "self",  # mul.Scalar saves the number only
+    "DivBackward1": "self",
     "SumBackward0": "dim dtype keepdim",
     "SumBackward1": "dtype",
     "TakeBackward0": "other",

@@ -82,6 +82,8 @@ def saved_entry(node: Node, entry_index: int):
     saved = node.saved
     if saved is None:
         saved = node._extras and node._extras.kept_meta
+        if saved is None and _unsaved(node, entry_index):
+            return None
         if saved is None or saved[entry_index] is FREED_ENTRY:
             raise RuntimeError(FREED_MESSAGE)
     value = saved[entry_index]
@@ -90,6 +92,18 @@ def saved_entry(node: Node, entry_index: int):
         # node saved that 0-d tensor
         return Tensor._make(np.asarray(value, dtype=_WRAPPED_DTYPES[type(value)]))
     return value.unpack(node, True) if type(value) is SavedTensor else value
+
+
+def _unsaved(node: Node, entry_index: int) -> bool:
+    """Whether the node saved nothing in that entry, as no rule that runs reads it (``x * y``
+    with only ``x`` needing a gradient saves no ``self``): torch's undefined saved variable,
+    None after backward too. Found from the edges, which backward keeps."""
+    op = node.op
+    if getattr(op, "saves_read", None) is None:
+        return False
+    edges = node.input_meta if op.saves_for_every_tensor else node._next
+    keep = op.save_mask(sum(1 << i for i, edge in enumerate(edges) if edge is not None))
+    return bool(keep) and not keep[entry_index]
 
 
 def _raw_keys(node: Node, torch_only: bool = False) -> dict:

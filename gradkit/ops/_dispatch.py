@@ -19,7 +19,7 @@ from gradkit.autograd.inference import InferenceVersion
 from gradkit.autograd.zero_grads import Undefined
 from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
-    _init_saved, _new, _numpy_operands, _save, _xp_of, failed_on_argument)
+    _init_saved, _new, _numpy_operands, _save, _xp_of, failed_on_argument, keep_values)
 from gradkit.ops import wide_unsigned
 from gradkit.ops.unary_helpers import invalid_combination
 from gradkit.ops.views import mark_view
@@ -162,7 +162,7 @@ def _record_fast(op, args, datas, params, out):
         keep = () if op.saves_read is None else op._save_masks.get(needing_grad)
         if keep is None:
             keep = op.save_mask(needing_grad)
-        node.saved = _save_plain(plain, args, (result,), keep)
+        _save_plain(node, plain, args, (result,), keep)
     else:
         node.saved = ()
     return result
@@ -323,7 +323,7 @@ def _record(op: Op, args, datas, params, out, xp):
     plain = op.plain_save
     keep = op.save_mask(needing_grad) if op.saves_read is not None else ()
     if plain is not None:
-        node.saved = _save_plain(plain, args, outputs, keep)
+        _save_plain(node, plain, args, outputs, keep)
     else:
         _save(node, op, args, datas, outputs, keep)
     return result
@@ -334,11 +334,11 @@ def _refuse_complex_grad(op):
                        "outputs with complex dtype.")
 
 
-def _save_plain(plain, args, outputs, keep) -> tuple:
+def _save_plain(node, plain, args, outputs, keep) -> None:
     """``_save`` for ops that save whole inputs/results only (most ops): one short loop."""
     saved = []
     nbytes = 0
-    held = None  # a SavedTensor of this pack: its death releases the pack's bytes
+    held = values = None  # held: a SavedTensor of this pack, its death releases the bytes
     for k, (is_result, index) in enumerate(plain):
         if keep and not keep[k]:  # no rule that will run reads it
             saved.append(None)
@@ -349,7 +349,11 @@ def _save_plain(plain, args, outputs, keep) -> tuple:
             _init_saved(held, source, is_result)  # C frame (see _dispatch_hot's nodes)
             source = held
             nbytes += source.nbytes
-        saved.append(source)  # a Python scalar argument is saved as is
+        else:
+            values = True
+        saved.append(source)  # a Python scalar argument (or an absent one, None) as is
     if nbytes and observers.saved_watchers:
         observers.saved_pack_held_by(held, nbytes)
-    return tuple(saved)
+    node.saved = saved = tuple(saved)
+    if values and not node.op.number_edges:  # (mul's number: torch's wrapped tensor, freed)
+        keep_values(node, saved)

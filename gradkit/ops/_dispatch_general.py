@@ -15,6 +15,7 @@ import numpy as np
 
 from gradkit.autograd import observers
 from gradkit.autograd.batching import state as batch_state
+from gradkit._tensor import Tensor
 from gradkit.autograd.graph import FREED_ENTRY, SavedTensor
 from gradkit.backend import get_array_module
 from gradkit.int_arguments import invalid_combination, type_name
@@ -266,6 +267,14 @@ def _save(node, op, args, datas, outputs, keep) -> None:
                            for value, (_, _, attr) in zip(saved, op.save_spec))
 
 
+def keep_values(node, saved: tuple) -> None:
+    """A number or an absent tensor (None) the op saved as is stays readable after backward,
+    as torch's (``gather``'s ``_saved_dim``, ``lerp``'s ``_saved_weight``): kept apart, as
+    ``_save``'s metadata."""
+    node.extras().kept_meta = tuple(
+        FREED_ENTRY if type(value) is SavedTensor else value for value in saved)
+
+
 def _scalar_meta(attr):
     """Metadata of a Python scalar argument: shape () and no dtype of its own."""
     return () if attr == "shape" else None
@@ -315,6 +324,8 @@ def sum_to_shape(g, shape):
     """Sum a broadcast gradient back to ``shape`` (the one shared unbroadcast helper)."""
     _sum = seam.sum
     lead = 1 if batch_state.size else 0  # a vectorized batched backward keeps its batch dim
+    if not lead and isinstance(g, Tensor):  # a graph being built (create_graph): torch's nodes
+        return _sum_to_as_torch(g, shape)
     extra = g.ndim - lead - len(shape)
     if extra > 0:  # leading broadcast dims: summed away (a fresh array, not a view)
         g = _sum(g, tuple(range(lead, lead + extra))) if type(g) is not np.ndarray or \
@@ -324,6 +335,20 @@ def sum_to_shape(g, shape):
     if axes:
         g = _sum(g, axes, True)
     return g
+
+
+def _sum_to_as_torch(g, shape: tuple):
+    """torch's ``sum_to`` of a gradient on a graph, so its grad_fn reads as torch's: ``sum()``
+    to a 0-d shape (SumBackward0), else one ``sum(dims, keepdim=True)`` (SumBackward1) over
+    the leading and the broadcast dims, then a ``view`` dropping the leading ones."""
+    if not shape:
+        return g.sum()
+    extra = g.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and g.shape[extra + i] != 1)
+    if axes:
+        g = g.sum(axes, keepdim=True)
+    return g.view(shape) if extra else g
 
 
 def _summed(g, axes: tuple):

@@ -89,8 +89,8 @@ def dispatch_unary(op, args: tuple, params: dict):
                 if held.nbytes and observers.saved_watchers:
                     observers.saved_pack_held_by(held, held.nbytes)
             else:
-                node.saved = _save_plain(plain, args, (result,),
-                                         op.save_mask(1) if keep is None else keep)
+                _save_plain(node, plain, args, (result,),
+                            op.save_mask(1) if keep is None else keep)
         elif plain is None:  # metadata saved too (x.shape): the general _save, as _record's
             if op.save_spec == _SHAPE_OF_X and (op.saves_read is None or
                                                 op._save_masks.get(1) == ()):
@@ -179,8 +179,8 @@ def dispatch_binary(op, args: tuple, params: dict):
             if op.saves_for_every_tensor:  # pow: its node saves for both whenever both are
                 needing = (da is not a) | (db is not b) << 1
             keep = () if op.saves_read is None else op._save_masks.get(needing)
-            node.saved = _save_plain(plain, args, (result,),
-                                     op.save_mask(needing) if keep is None else keep)
+            _save_plain(node, plain, args, (result,),
+                        op.save_mask(needing) if keep is None else keep)
         elif plain is None:  # metadata saved too (matmul's x.shape): the general _save
             keep = () if op.saves_read is None else op.save_mask(ga | gb << 1)
             if op.save_spec == _OPERANDS_AND_SHAPES and da is not a and db is not b:

@@ -70,6 +70,9 @@ class Op:
     # keyword-only parameters torch requires in some signature (round's decimals): counted
     # in the least of its "takes from N to M positional arguments"
     required_keywords = 0
+    # torch wraps a Python number operand as a 0-d tensor (add, mul): an edge (None, 0), and
+    # a saved tensor freed by backward (node_names.py sets it)
+    number_edges = False
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
@@ -123,6 +126,7 @@ class Op:
         self.saves_for_every_tensor = False
         self.vjps = None      # tuple: one rule per input (None = not differentiable)
         self.vjp_all = None   # or one rule returning all input gradients
+        self.edge_inputs = None  # the inputs torch's node has edges for, if not all
         self.jvps = None
         self.jvp_all = None
         self.__doc__ = forward.__doc__

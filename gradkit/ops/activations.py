@@ -196,7 +196,7 @@ softplus.numbers = _softplus_numbers
 
 @unary(save="x", complex_error=kernel_error("elu_cpu"), integer_error=kernel_error("elu_cpu"))
 @half_in_float
-def elu(xp, x, alpha=1.0, scale=1.0, input_scale=1.0):
+def elu(xp, x, alpha=1.0, scale=1, input_scale=1):  # torch's int defaults (_saved_scale)
     """scale * x if x > 0 else alpha * scale * (exp(input_scale * x) - 1), elementwise (torch's
     aten::elu: selu and celu are this with other coefficients)."""
     return elu_values(xp, x, alpha, scale, input_scale)

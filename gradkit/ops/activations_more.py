@@ -131,7 +131,7 @@ def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
 
 def relu6(input, inplace: bool = False):
     """min(max(0, x), 6): hardtanh(x, 0, 6), as torch (HardtanhBackward0)."""
-    return call_or_write(input, _hardtanh, inplace, 0.0, 6.0)
+    return call_or_write(input, _hardtanh, inplace, 0, 6)  # torch's ints (_saved_max_val)
 
 
 @unary(save="x", name="hardsigmoid", complex_error=kernel_error("hardsigmoid_cpu"),

@@ -21,6 +21,7 @@ BETA_WARNING = "index_reduce() is in beta and the API may change at any time."
 _index_reduce = Op(_scatter_reduce.forward, name="index_reduce",
                    save=("x", "dim", "index", "src", "result"))
 _index_reduce.defvjp_all(INDEX_REDUCE_VJP)
+_index_reduce.edge_inputs = _scatter_reduce.edge_inputs
 _index_reduce.defjvp_all(_scatter_reduce.jvp_all)
 
 

@@ -261,6 +261,7 @@ def _lu_unpack_jvp(tangents, shape, unpack_data, unpack_pivots):
 
 
 _lu_unpack.defvjp_all(_lu_unpack_vjp)
+_lu_unpack.edge_inputs = (0,)  # torch's derivatives.yaml names LU_data only (next_functions)
 _lu_unpack.defjvp_all(_lu_unpack_jvp)
 
 
@@ -387,6 +388,7 @@ def _lu_solve_jvp(tangents, lu_data, pivots, x, left, adjoint):
 
 
 _lu_solve.defvjp_all(_lu_solve_vjp)
+_lu_solve.edge_inputs = (0, 2)  # LU and B: torch's node has no edge for the pivots
 _lu_solve.defjvp_all(_lu_solve_jvp)
 _lu_solve.name, _lu_solve.profiler_name = "linalg_lu_solve", "gradkit::linalg_lu_solve"
 

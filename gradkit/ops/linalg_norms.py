@@ -231,7 +231,7 @@ def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  #
     # a string order is always a matrix norm; ord=None is the 2-norm, a vector norm
     if isinstance(ord, str) or ord is not None and len(dim or range(x.ndim)) == 2:
         return matrix_norm(x, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
-    return vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return vector_norm(x, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)  # (torch: 2.)
 
 
 @tensor_method()

@@ -25,6 +25,7 @@ from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
+from gradkit.ops.scalar_overloads import div_scalar, mul_scalar
 from gradkit.ops.unary_helpers import cpp_number, require_real_floating, scalar_type_name
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -113,6 +114,9 @@ def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
 
 
 _nll.defvjp(_nll_vjp, None, None)
+# torch's nll_loss2d for a 4-D input (nll_loss_nd views 3-D and 5-D+ ones as 4-D)
+_nll.node_name_rule = lambda params, arrays: \
+    "NllLoss2DBackward0" if arrays[0].ndim == 4 else "NllLossBackward0"
 _nll.defjvp(lambda t, x, target, weight, x_shape, class_dim, reduction, ignore_index:
             _nll(t, target, weight, class_dim=class_dim, reduction=reduction,
                  ignore_index=ignore_index), None, None)
@@ -137,6 +141,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
                                                input.ndim == 2 and reduction == "none"))
     if weight is not None:
         weight = _class_weight(weight, classes, 0, 1, flat=input.ndim <= 2)
+    if input.ndim == 3 or input.ndim > 4:  # torch's nll_loss_nd: viewed as 4-D for nll_loss2d
+        spatial = (1, -1) if input.numel() else (0, 0)  # (an empty batch: no -1 to infer)
+        loss = _nll(input.contiguous().view(input.shape[:2] + spatial),
+                    target.contiguous().view(input.shape[:1] + spatial), weight,
+                    class_dim=1, reduction=reduction, ignore_index=ignore_index)
+        return loss.view(input.shape[:1] + input.shape[2:]) if reduction == "none" else loss
     return _nll(input, target, weight, class_dim=class_dim, reduction=reduction,
                 ignore_index=ignore_index)
 
@@ -188,7 +198,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         smooth = sum(smooth) / total
     elif reduction == "sum":
         smooth = sum(smooth)
-    return (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
+    # torch's ret * (1 - ls) + smooth * (ls / C): two mul.Scalar (MulBackward1)
+    return mul_scalar(loss, 1 - label_smoothing) + mul_scalar(smooth, label_smoothing / classes)
 
 
 def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class_dim):
@@ -206,7 +217,7 @@ def _soft_cross_entropy(log_p, target, weight, reduction, label_smoothing, class
     if reduction == "mean" and log_p.numel() == 0:
         return -(sum(terms) * math.nan)
     total = -sum(terms)
-    return total if reduction == "sum" else total / (log_p.numel() // classes)
+    return total if reduction == "sum" else div_scalar(total, log_p.numel() // classes)
 
 
 @op(save=("x", "y"), broadcast=True, node_name="MseLossBackward0", batchable=True)
@@ -359,5 +370,6 @@ def _bce_jvp(tangents, x, target, weight, pos_weight, reduction):
 
 
 _bce_logits.defvjp_all(_bce_vjp)
+_bce_logits.edge_inputs = (0, 1)  # self and target: torch's node has no edge for the weights
 _bce_logits.defjvp_all(_bce_jvp)
 _bce_logits.no_complex_grad = "binary_cross_entropy_with_logits"  # a complex target computes

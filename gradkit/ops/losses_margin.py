@@ -85,6 +85,7 @@ def _soft_margin_vjp(g, x, target, reduction):
 
 
 _soft_margin.defvjp_all(_soft_margin_vjp)
+_soft_margin.edge_inputs = (0,)  # torch's node has no edge for the target
 _soft_margin.no_complex_grad = "soft_margin_loss"  # torch's derivative formula is real only
 _soft_margin.defjvp(lambda t, x, target, reduction: reduce_loss(
     t * _soft_margin_slope(x, target), reduction), None)

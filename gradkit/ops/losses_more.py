@@ -254,6 +254,7 @@ def _bce_jvp(tangents, x, target, weight, reduction):
 
 
 _binary_cross_entropy.defvjp_all(_bce_vjp)
+_binary_cross_entropy.edge_inputs = (0, 1)  # self and target: torch's node has none for weight
 _binary_cross_entropy.defjvp_all(_bce_jvp)
 
 

@@ -13,14 +13,14 @@ from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.complex_products import all_finite, small_bmm, times_one
 from gradkit.ops.conversion import fitted, real_if_cast_to_real
-from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, bmm, dot, matmul
+from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, _last_two_swapped, bmm, dot, matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.reduction import sum
+from gradkit.ops.scalar_overloads import mul_scalar
 from gradkit.ops.expand_view import expand_refusal
-from gradkit.ops.shape import (_normalize_dim, _reshape_copy, expand, permute, reshape, transpose,
-                               unsqueeze)
+from gradkit.ops.shape import (_normalize_dim, _reshape_copy, expand, permute, reshape, unsqueeze)
 from gradkit.ops.triangular import diagonal_backward
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name, tensor_type_name)
@@ -77,11 +77,11 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
 
 
 def _mH(a):
-    return conj(transpose(a, -1, -2))
+    return conj(_last_two_swapped(a))  # a matrix's t(): torch's TBackward0
 
 
 def _scale(v, factor):
-    return v if factor == 1 else v * factor
+    return v if factor == 1 else mul_scalar(v, factor)  # torch's maybe_multiply: mul.Scalar
 
 
 def _input_vjp(g, a, b, beta):

@@ -236,6 +236,7 @@ def _one_element_dims(rule):
 
 
 _scatter_reduce.defvjp_all(_one_element_dims(_vjp))
+_scatter_reduce.edge_inputs = (0, 3)  # self and src: torch's node has no edge for the index
 # index_reduce's: the same rule, its refusal of double backward in index_reduce's words
 INDEX_REDUCE_VJP = _one_element_dims(functools.partial(_vjp, function="index_reduce"))
 _scatter_reduce.defjvp_all(_one_element_dims(_jvp))

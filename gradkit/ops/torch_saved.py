@@ -196,7 +196,8 @@ _forms(_linear_mm, self_sym_sizes=lambda node: _shape(node, 0, 0),
        self_sym_strides=_strides(0, 0), mat2_sym_sizes=lambda node: _shape(node, 1, 1),
        mat2_sym_strides=_strides(1, 1))
 _forms(mean, self_sym_numel=lambda node: math.prod(saved_entry(node, 0)))
-_forms(_svd, S_sym_argsize_minus_1=lambda node: saved_entry(node, 1).shape[-1])
+# (S's size from the outputs' metadata, which backward does not free)
+_forms(_svd, S_sym_argsize_minus_1=lambda node: node.extras().output_meta[1][0][-1])
 _forms(_lu_unpack, LU_data_sym_argsize_minus_1=lambda node: saved_entry(node, 0)[-1],
        LU_data_sym_argsize_minus_2=lambda node: saved_entry(node, 0)[-2])
 _forms(addbmm, batch1_sym_argsize_0=_size(1, 0, 0), batch1_sym_argsize_1=_size(1, 0, 1),

@@ -647,3 +647,22 @@ def test_second_backward_through_a_batched_bmm_rule_sums_the_batch(batch):
         return g, m.autograd.grad((g * g).sum(), x)[0]
     assert_same_as_torch(program, rtol=1e-12)
     assert diff_program(generate(RandomDrawer(19671), "fwd"))[0] == []
+
+
+def test_jacfwd_refuses_a_complex_output_after_floor_divide_as_torchs_jacrev():
+    """Known difference (docs/func.md, "as torch's `jacrev` does"; seed 300909):
+    torch's jacfwd stops at floor_divide's missing forward derivative; gradkit's (reverse
+    mode) runs the function and refuses its complex output, with torch's jacrev's message
+    (naming jacfwd)."""
+    def f(m):
+        return lambda a: m.where(a // 0.5 > 3, a, 1 + 2j)
+    x = (1.5, 2.5)
+    with pytest.raises(NotImplementedError, match="floor_divide"):
+        torch.func.jacfwd(f(torch))(torch.tensor(x, dtype=torch.float64))
+    messages = []
+    for m, transform in ((torch, torch.func.jacrev), (gradkit, gradkit.func.jacfwd)):
+        with pytest.raises(RuntimeError, match="Expected all outputs to be real") as info:
+            transform(f(m))(m.tensor(x, dtype=m.float64))
+        messages.append(str(info.value).replace("jacrev", "jacfwd"))
+    assert messages[0] == messages[1]
+    assert _known_as(300909) == _AS_REVERSE_MODE

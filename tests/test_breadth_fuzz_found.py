@@ -1281,3 +1281,20 @@ def test_logical_op_of_an_fft_zero_that_is_noise_on_one_side_is_known():
     problems, known = diff_program(program)
     assert problems and problems[0].startswith("values[5]")
     assert known == "a step that turns a rounding difference of its input into another number"
+
+
+@pytest.mark.parametrize("reduce", ["max", "min", "median", "nanmedian"])
+@pytest.mark.parametrize("values", [[1.0, math.nan, 3.0], [1.0, 3.0, 3.0],
+                                    [math.inf, 2.0, math.inf], [math.nan, 2.0, 5.0]])
+def test_whole_reduction_tangent_is_torchs_evenly_read(reduce, values):
+    """torch's forward derivative of max()/min()/median() over all elements averages the
+    tangents of the elements equal to the result without looking for NaN (its backward
+    does): a NaN result has a NaN tangent, and an infinite tangent elsewhere makes NaN
+    (0 * inf). gradkit gave the NaN element's tangent (fwd seed 305944)."""
+    def tangent(m, fa):
+        with fa.dual_level():
+            x = fa.make_dual(m.tensor(values, dtype=m.float64),
+                             m.tensor([0.5, -0.25, math.inf], dtype=m.float64))
+            return str(fa.unpack_dual(getattr(x, reduce)()).tangent.item())
+    assert tangent(gradkit, gradkit.autograd.forward_ad) == tangent(
+        torch, torch.autograd.forward_ad)

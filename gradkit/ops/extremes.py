@@ -41,8 +41,10 @@ def _evenly_all(g, x, out):
 
 
 def _evenly_all_jvp(t, x, out):
-    mask = _nan_aware_mask(x, out)
-    return sum(where(mask, t, 0.0)) / sum(mask)
+    """torch's evenly_read_jvp: the mean tangent of the elements equal to the result; unlike
+    the backward it finds no NaN, so a NaN result has a NaN tangent (fwd seed 305944)."""
+    mask = x == out
+    return sum(mask * (t / sum(mask)))
 
 
 def _first_tied_zero(xp, x, out, reduced: tuple):

@@ -191,12 +191,18 @@ class Tensor:
         """The values without history: shares memory, not the version counter (as torch).
 
         Assigning a tensor replaces the values (any shape or dtype) and keeps the history.
-        A conjugated view's is ``detach()``'s (its computed values stay in step with the base
-        only as a view sharing the version counter).
+        A conjugated view's is ``detach()``'s view, its computed values kept in step with the
+        memory, moved to a version counter of its own (writes through it bump no version of
+        the base's and leave its views valid, as torch's; conj_views seed 308543).
         """
         view = getattr(self, "_view", None)
         if view is not None and view.computed:
-            return self.detach()
+            data = self.detach()
+            shared = data._vc
+            own = [0] + [ref for ref in shared[1:] if ref() is data]
+            shared[1:] = [ref for ref in shared[1:] if ref() is not data]
+            data._vc = data._view.base._vc = own
+            return data
         fresh = _InferenceVersion((0,)) if type(self._vc) is _InferenceVersion else [0]
         return Tensor._make(self._data, None, 0, fresh)
 

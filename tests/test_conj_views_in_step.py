@@ -231,8 +231,10 @@ def test_in_place_op_on_a_conj_view_reading_its_own_negative_imaginary_part_as_t
     assert program(gradkit) == program(torch)
 
 
-@pytest.mark.parametrize("seed", [300717, 301284, 305465])
+@pytest.mark.parametrize("seed", [300717, 301284, 305465, 308543])
 def test_fuzz_programs_writing_through_data_or_reading_a_negative_imag_match_torch(seed):
     """The conj_views programs that found the two fixes above (305465: tanh_ of a conj view,
-    then tanh_ of its base's ``.data``: backward reads the values written)."""
+    then tanh_ of its base's ``.data``: backward reads the values written; 308543: a write
+    through ``.data`` of a conj view of an unbind output, which must bump no version of the
+    base's and leave the unbind output valid, as torch's ``.data`` has its own counter)."""
     assert diff_program(generate(RandomDrawer(seed), "conj_views")) == ([], None)

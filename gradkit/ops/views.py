@@ -278,8 +278,10 @@ def memory_owner(array):
 
 def refresh_computed_elsewhere(tensor) -> None:
     """After a write into ``tensor``, refresh the computed views of its memory that its own
-    version counter does not list (``_update_views`` refreshes those)."""
-    key = id(memory_owner(tensor._data))
+    version counter does not list (``_update_views`` refreshes those). A computed view was
+    written through into its base's memory."""
+    info = getattr(tensor, "_view", None)
+    key = id(memory_owner((info.base if info is not None and info.computed else tensor)._data))
     refs = COMPUTED_VIEWS.get(key)
     if refs is None:
         return

@@ -1207,3 +1207,16 @@ def test_svd_of_a_matrix_with_an_infinite_entry_returns_nan_without_lapack():
                             timeout=120, check=True)
     ours, torchs = result.stdout.splitlines()
     assert ours == torchs == str([[True] * 3, [False] * 3])
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_soft_margin_backward_of_a_bool_target_refuses_negation(reduction, create_graph):
+    """torch's soft_margin backward negates the target: a bool target raises its RuntimeError
+    there (breadth seeds 1247227, 1255628); gradkit's NumPy raised a TypeError."""
+    def program(m):
+        x = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+        y = m.nn.functional.soft_margin_loss(x, m.tensor([True, False]), reduction=reduction)
+        return m.autograd.grad(y.sum(), x, create_graph=create_graph)[0]
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine == theirs and mine[0] == "RuntimeError" and mine[1].startswith("Negation")

@@ -73,8 +73,18 @@ def _soft_margin(xp, x, target, reduction="mean"):
     return reduce_array(xp, xp.log1p(xp.exp(-x * target)).astype(x.dtype, copy=False), reduction)
 
 
+def _refuse_bool_negation(x) -> None:
+    """torch's error for -x of a bool x, a tensor or an array (its forward negates the input,
+    its backward the target)."""
+    if getattr(x, "_data", x).dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+
+
 def _soft_margin_slope(x, target):
     """torch's -t exp(-t x) / (1 + exp(-t x)) (NaN where exp overflows, as torch's)."""
+    _refuse_bool_negation(target)
     z = exp(-target * x)
     return -target * z / (1 + z)
 
@@ -96,10 +106,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     check_reduction(reduction)
     refuse_grad("soft_margin_loss", target=target)
     kind = input._data.dtype.kind
-    if kind == "b":
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
-                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
-                           "instead.")
+    _refuse_bool_negation(input)
     try:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
     except ValueError:

@@ -15,6 +15,7 @@ from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op, op
 from gradkit.ops.activations import logsigmoid
+from gradkit.ops.arithmetic import neg
 from gradkit.ops.unary_breadth import clamp_min
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import exp, sqrt
@@ -73,20 +74,11 @@ def _soft_margin(xp, x, target, reduction="mean"):
     return reduce_array(xp, xp.log1p(xp.exp(-x * target)).astype(x.dtype, copy=False), reduction)
 
 
-def _refuse_bool_negation(x) -> None:
-    """torch's error for -x of a bool x, a tensor or an array (its forward negates the input,
-    its backward the target)."""
-    if getattr(x, "_data", x).dtype.kind == "b":
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
-                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
-                           "instead.")
-
-
 def _soft_margin_slope(x, target):
-    """torch's -t exp(-t x) / (1 + exp(-t x)) (NaN where exp overflows, as torch's)."""
-    _refuse_bool_negation(target)
-    z = exp(-target * x)
-    return -target * z / (1 + z)
+    """torch's -t exp(-t x) / (1 + exp(-t x)) (NaN where exp overflows, as torch's); neg
+    raises torch's error for a bool target."""
+    z = exp(neg(target) * x)
+    return neg(target) * z / (1 + z)
 
 
 def _soft_margin_vjp(g, x, target, reduction):
@@ -106,7 +98,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     check_reduction(reduction)
     refuse_grad("soft_margin_loss", target=target)
     kind = input._data.dtype.kind
-    _refuse_bool_negation(input)
+    if kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
     try:
         shape = np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
     except ValueError:

@@ -1220,3 +1220,30 @@ def test_soft_margin_backward_of_a_bool_target_refuses_negation(reduction, creat
         return m.autograd.grad(y.sum(), x, create_graph=create_graph)[0]
     mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
     assert mine == theirs and mine[0] == "RuntimeError" and mine[1].startswith("Negation")
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("extra", [None, "weight", "pos_weight", "bool pos_weight"])
+@pytest.mark.parametrize("target_dtype", ["complex64", "complex128", "float32", "int64", "bool"])
+@pytest.mark.parametrize("input_dtype", ["float32", "float64"])
+def test_bce_with_logits_writes_in_the_targets_dtype(input_dtype, target_dtype, extra,
+                                                     requires_grad):
+    """torch's kernel computes (1 - t).mul_(x) in the target's dtype: a complex64 target of a
+    float64 input gives complex64 (breadth seed 1282725; gradkit gave complex128), an integer
+    or bool target raises, and so does a complex target with pos_weight (an in-place write
+    into log_sigmoid(x))."""
+    def program(m):
+        x = m.tensor([1.0, -2.0], dtype=getattr(m, input_dtype), requires_grad=requires_grad)
+        t = m.tensor([0.5, 1.0], dtype=getattr(m, target_dtype))
+        kw = {} if extra is None else {extra.split()[-1]: m.tensor(
+            [2.0, 3.0], dtype=m.bool if extra.startswith("bool") else m.float64)}
+        y = m.nn.functional.binary_cross_entropy_with_logits(x, t, reduction="none", **kw)
+        dtypes[m] = str(y.dtype).split(".")[-1]
+        return m.autograd.grad(y.sum(), x)[0] if requires_grad else y
+    dtypes = {}
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine[0] == theirs[0] and dtypes.get(gradkit) == dtypes.get(torch)
+    if mine[0] == "ok":
+        np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
+    else:
+        assert mine[1] == theirs[1]

@@ -1247,3 +1247,21 @@ def test_bce_with_logits_writes_in_the_targets_dtype(input_dtype, target_dtype, 
         np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
     else:
         assert mine[1] == theirs[1]
+
+
+@pytest.mark.parametrize("shape", [(), (2,)])
+def test_view_as_real_copy_resolves_a_conjugate(shape):
+    """torch's view_as_real_copy of a conjugate (``adjoint()`` of a 0-d complex, ``conj()``)
+    copies the conjugated values, where the view raises (breadth seed 1284433); gradkit raised
+    the view's error."""
+    def program(m):
+        x = m.tensor(np.full(shape, 1 + 2j), requires_grad=True)
+        y = m.view_as_real_copy(x.adjoint() if not shape else x.conj())
+        assert type(y.grad_fn).__name__ == "ViewAsRealBackward0_copy"
+        weights = m.tensor([2.0, 5.0], dtype=m.float64)
+        grad = m.autograd.grad((y * weights).sum(), x)[0].resolve_conj()
+        return m.stack([y.detach(), m.view_as_real(grad)])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine == theirs and mine[0] == "ok"
+    with pytest.raises(RuntimeError, match="unresolved conjugated"):
+        gradkit.view_as_real(gradkit.tensor(np.full(shape, 1 + 2j)).conj())

@@ -1265,3 +1265,25 @@ def test_view_as_real_copy_resolves_a_conjugate(shape):
     assert mine == theirs and mine[0] == "ok"
     with pytest.raises(RuntimeError, match="unresolved conjugated"):
         gradkit.view_as_real(gradkit.tensor(np.full(shape, 1 + 2j)).conj())
+
+
+def test_empty_native_dropout_leaf_written_in_place_is_known():
+    """Known difference (docs/api.md, native_dropout): torch gives an empty leaf that requires
+    grad the dropout's node, so an in-place division of it is no longer refused as on a leaf;
+    gradkit refuses it. The classifier read torch's values, which a run that raised later has
+    none of (breadth seed 1237291): it reads the leaf's declaration then."""
+    def program(m):
+        x = m.zeros(0, 1, 3, dtype=m.float64, requires_grad=True)
+        y = m.native_dropout(x, 1.0, True)[0]
+        y.div_(m.tensor(-2), rounding_mode="floor")
+        return y
+    assert _outcome(lambda: program(torch)) == ("ok", [])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        program(gradkit)
+    steps = (Step("fb_native_dropout", (0,), {"p": 1.0}),
+             Step("num_div_", (1, 1), {"mode": "floor", "form": "0d", "s": -2}),
+             Step("b_complex", (2, 2), {}), Step("b_linear", (3, 3), {}))
+    problems, known = diff_program(Program("breadth", (Leaf((0, 1, 3), "float64", True),),
+                                           steps, False, 1237291))
+    assert problems and problems[0].startswith("error phase")
+    assert known.startswith("native_dropout of an empty leaf")

@@ -1640,9 +1640,14 @@ def _as_strided_scatter_self_gradient(program, mine: Result, theirs: Result) -> 
 def _empty_native_dropout_leaf(program, mine: Result, theirs: Result) -> bool:
     """native_dropout returns an empty input itself; torch also gives it the dropout's node
     when it requires grad (a leaf "moved into the graph interior": its backward raises, and
-    in-place ops on it are no longer refused as on a leaf)."""
-    return any(step.op == "fb_native_dropout" and step.inputs[0] < len(theirs.values)
-               and theirs.values[step.inputs[0]].size == 0 and theirs.flags[step.inputs[0]]
+    in-place ops on it are no longer refused as on a leaf). A run that raised has no values:
+    the leaf's own declaration tells then (breadth seed 1237291)."""
+    def empty_and_requiring_grad(slot: int) -> bool:
+        if slot < len(theirs.values):
+            return theirs.values[slot].size == 0 and theirs.flags[slot]
+        leaf = program.leaves[slot] if slot < len(program.leaves) else None
+        return leaf is not None and leaf.requires_grad and 0 in leaf.shape
+    return any(step.op == "fb_native_dropout" and empty_and_requiring_grad(step.inputs[0])
                for step in program.steps)
 
 

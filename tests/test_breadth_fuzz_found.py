@@ -1287,3 +1287,30 @@ def test_empty_native_dropout_leaf_written_in_place_is_known():
                                            steps, False, 1237291))
     assert problems and problems[0].startswith("error phase")
     assert known.startswith("native_dropout of an empty leaf")
+
+
+@pytest.mark.parametrize("call", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("value", [0.5, 0.5 + 0j, "tensor"])
+def test_a_complex_value_makes_the_gradient_at_inf_nan(call, value):
+    """torch's addcmul/addcdiv backward multiplies by the Scalar value as given: a complex one
+    (0.5+0j, a 0-d complex tensor) makes an infinite operand's gradient NaN, a real one inf
+    (breadth seed 1254070); gradkit read the value as a real number first."""
+    def program(m):
+        x = m.tensor([math.inf, 2.0], dtype=m.float64, requires_grad=True)
+        y = m.tensor([2.0, math.inf], dtype=m.float64, requires_grad=True)
+        given = m.tensor(0.5 + 0j) if value == "tensor" else value
+        z = getattr(m, call)(x, x, y, value=given)
+        return m.cat(m.autograd.grad(z.sum(), (x, y)))
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine[0] == "ok"
+    np.testing.assert_array_equal(mine[1], theirs[1])
+
+
+def test_a_complex_value_beyond_float_is_refused():
+    """c10 converts a complex Scalar to float through its real part, checked for overflow."""
+    def program(m):
+        one = m.ones(2)
+        return m.addcmul(one, one, one, value=1e300 + 0j)
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine == theirs == ("RuntimeError",
+                              "value cannot be converted to type float without overflow")

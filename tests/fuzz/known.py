@@ -503,9 +503,10 @@ def _written_slot(program, slot: int) -> int:
 
 def _lapack_signed_zero(program, mine: Result, theirs: Result) -> bool:
     """Only the sign of zeros differs, first in a LAPACK routine's output (det of a singular
-    matrix, the zeros cholesky or householder_product leave): MKL's, not OpenBLAS's."""
+    matrix, the zeros cholesky or householder_product leave) or solve_triangular's (torch's
+    MKL trsm: breadth seed 1269118): MKL's, not OpenBLAS's or gradkit's."""
     step = _first_signed_zero_step(program, mine, theirs)
-    return step is not None and step.op in LAPACK_OPS
+    return step is not None and (step.op in LAPACK_OPS or step.op == "l_solve_triangular")
 
 
 # the steps whose result depends on which of some (near-)equal elements is the largest

@@ -1370,3 +1370,36 @@ def test_solve_triangular_zero_sign_is_the_lapack_signed_zero_known():
     problems, known = diff_program(generate(RandomDrawer(1269118), "breadth"))
     assert problems and all(p.startswith("signed zero") for p in problems)
     assert known.startswith("the sign of a zero a LAPACK routine leaves")
+
+
+def test_glu_double_backward_at_an_infinite_half_is_torchs():
+    """torch's glu backward is an op (GluBackwardBackward0) whose double backward multiplies
+    the infinite half a by a finite second derivative: -inf (breadth seed 1265138); gradkit's
+    composed backward differentiated a s (1 - s) factor by factor, -inf + inf = NaN."""
+    def program(m):
+        x = m.tensor([-math.inf, -0.64503056], dtype=m.float32, requires_grad=True)
+        g, = m.autograd.grad(m.nn.functional.glu(x, 0).sum() * 0.7, x, create_graph=True)
+        assert type(g.grad_fn).__name__ == "GluBackwardBackward0"
+        assert g.grad_fn._saved_grad_output.shape == (1,) and g.grad_fn._saved_dim == 0
+        return m.cat([g, m.autograd.grad((g * m.tensor([0.3, 0.9])).sum(), x)[0]])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine[0] == theirs[0] == "ok"
+    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-6)
+    assert mine[1][-1] == -math.inf
+
+
+def test_glu_third_derivative_and_forward_over_backward_match_torch():
+    def program(m):
+        x = m.tensor([[0.3, -1.2, 0.7, 2.0], [1.5, 0.1, -0.4, 0.9]], dtype=m.float64,
+                     requires_grad=True)
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            dual = fw.make_dual(x, m.full((2, 4), 0.5, dtype=m.float64))
+            y = m.nn.functional.glu(dual, 1)
+            g, = m.autograd.grad((y * y).sum(), x, create_graph=True)
+            tangent = fw.unpack_dual(g).tangent
+        gg, = m.autograd.grad((g * g).sum(), x, create_graph=True)
+        return m.cat([g, tangent, gg, m.autograd.grad(gg.sum(), x)[0]])
+    mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert mine[0] == theirs[0] == "ok"
+    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-10)

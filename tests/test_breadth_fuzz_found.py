@@ -1403,3 +1403,28 @@ def test_glu_third_derivative_and_forward_over_backward_match_torch():
     mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
     assert mine[0] == theirs[0] == "ok"
     np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-10)
+
+
+def test_batch_norm_gradient_of_a_channels_last_input_is_known():
+    """Known difference (docs/torch_expectations.md, lane bfuzzE): torch 2.13's batch_norm
+    backward of a channels-last input (a reshaped transposed view) permutes its gradient;
+    made contiguous, torch's agrees with gradkit's (breadth seed 1241979)."""
+    def gradient(m, contiguous):
+        y = m.arange(6, dtype=m.float64).reshape(3, 2).t().requires_grad_()
+        z = y.reshape(1, 2, 3, 1)
+        out = m.nn.functional.batch_norm(z.contiguous() if contiguous else z,
+                                         m.zeros(2, dtype=m.float64),
+                                         m.ones(2, dtype=m.float64), training=False, eps=0.0)
+        weights = m.arange(6, dtype=m.float64).reshape(out.shape) + 1
+        return m.autograd.grad((out * weights).sum(), y)[0].tolist()
+    right = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert gradient(gradkit, False) == gradient(torch, True) == right
+    assert gradient(torch, False) == [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]
+    program = Program("breadth", (Leaf((1, 3, 3), "float64", True),), (
+        Step("e2_quantile", (0,), {"dim": 1, "keepdim": False, "q": (0.1, 0.6),
+                                   "interpolation": "lower"}),
+        Step("n_norm", (1,), {"kind": "batch_eval", "shape": (1, 2, 3, 1), "eps": 1e-05,
+                              "momentum": 0.5})), False, 1241979, backward=True)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known.startswith("batch_norm's gradient of a channels-last input")

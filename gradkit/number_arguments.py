@@ -105,7 +105,7 @@ def scalar_as(value, dtype):
     c10's overflow error; infinities and NaN convert."""
     cpp_type = _CPP_TYPES.get(str(dtype), "double")
     if isinstance(value, complex) and dtype.kind != "c":
-        return _real_part(value, cpp_type)
+        value = _real_part(value, cpp_type)  # then checked as a real one
     if cpp_type == "float" and isinstance(value, (int, float)) and math.isfinite(value) \
             and abs(value) > _FLOAT_MAX:
         raise RuntimeError("value cannot be converted to type float without overflow")

@@ -35,12 +35,6 @@ def _glu_halves(x, dim):
     return narrow(x, dim, 0, half), narrow(x, dim, half, half)
 
 
-def _glu_vjp(g, x, dim):
-    a, b = _glu_halves(x, dim)
-    s = sigmoid(b)
-    return cat([g * s, g * a * s * (1 - s)], dim)
-
-
 def _glu_jvp(t, x, dim):
     a, b = _glu_halves(x, dim)
     ta, tb = _glu_halves(t, dim)
@@ -48,7 +42,43 @@ def _glu_jvp(t, x, dim):
     return ta * s + a * s * (1 - s) * tb
 
 
-_glu.defvjp(_glu_vjp)
+@op(save=("g", "x"), node_name="GluBackwardBackward0")
+def _glu_backward(xp, g, x, dim=-1):
+    """torch's glu_backward: the halves' gradients g s and g a s (1 - s), s = sigmoid(b)."""
+    a, b = xp.split(x, 2, axis=dim)
+    s = (1 / (1 + xp.exp(-b))).astype(x.dtype, copy=False)
+    return xp.concatenate([g * s, g * a * s * (1 - s)], axis=dim)
+
+
+def _glu_second_derivatives(x, dim):
+    """a, s (1 - s) and torch's second_order_sh, s (1 - s)(1 - s) - s s (1 - s): computed
+    before any factor a, so an infinite a meets a finite number (not inf - inf)."""
+    a, b = _glu_halves(x, dim)
+    s = sigmoid(b)
+    slope = s * (1 - s)
+    return a, s, slope, slope * (1 - s) - s * slope
+
+
+def _glu_double_backward(gg, g, x, dim):
+    """torch's glu_double_backward_grad_output and glu_double_backward (seed 1265138)."""
+    a, s, slope, second = _glu_second_derivatives(x, dim)
+    gg_a, gg_b = _glu_halves(gg, dim)
+    return (gg_a * s + gg_b * (a * slope),
+            cat([gg_b * g * slope, gg_b * a * g * second + gg_a * g * slope], dim))
+
+
+def _glu_backward_jvp(tangents, g, x, dim):
+    t_g, t_x = tangents
+    a, s, slope, second = _glu_second_derivatives(x, dim)
+    t_a, t_b = _glu_halves(t_x, dim) if t_x is not None else (0.0, 0.0)
+    t_g = 0.0 if t_g is None else t_g
+    return cat([g * slope * t_b + t_g * s,
+                g * slope * t_a + g * a * second * t_b + t_g * a * slope], dim)
+
+
+_glu_backward.defvjp_all(_glu_double_backward)
+_glu_backward.defjvp_all(_glu_backward_jvp)
+_glu.defvjp(lambda g, x, dim: _glu_backward(g, x, dim=dim))
 _glu.defjvp(_glu_jvp)
 
 

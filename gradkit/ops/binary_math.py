@@ -244,6 +244,24 @@ def _fused_operands(xp, kernel: str, x, t1, t2, value):
             as_dtype(xp, value, wide), dtype)
 
 
+def _complex_kept(read):
+    """``read`` (a numbers_reader), a complex value kept complex (its real part, read): torch's
+    derivatives multiply by the complex Scalar, so an infinite operand's gradient is NaN."""
+    def numbers(params: dict, positional=(), inputs=()) -> dict:
+        given = params.get("value")
+        was_complex = np.iscomplexobj(getattr(given, "_data", given))
+        params = read(params, positional, inputs)
+        if was_complex and not isinstance(params["value"], complex):
+            params["value"] = complex(params["value"])
+        return params
+    return numbers
+
+
+def _real_of(tangent, t):
+    """A tangent computed with a kept complex value (``_complex_kept``), real as ``t`` is."""
+    return tangent.real if tangent.is_complex() and not t.is_complex() else tangent
+
+
 @op(save=("t1", "t2"), broadcast=True, batchable=True, method=True, inplace=True)
 def addcmul(xp, x, t1, t2, *, value=1):
     """x + value * t1 * t2 (broadcasting)."""
@@ -254,9 +272,9 @@ def addcmul(xp, x, t1, t2, *, value=1):
 addcmul.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(t2 * value),
                lambda g, t1, t2, value: g * conj(t1 * value))
-addcmul.numbers = numbers_reader("addcmul", value=(None, "input"))
-addcmul.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * t2 * value,
-               lambda t, t1, t2, value: t1 * t * value)
+addcmul.numbers = _complex_kept(numbers_reader("addcmul", value=(None, "input")))
+addcmul.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: _real_of(t * t2 * value, t),
+               lambda t, t1, t2, value: _real_of(t1 * t * value, t))
 
 ADDCDIV_INTEGER_MESSAGE = (
     "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
@@ -280,6 +298,6 @@ def addcdiv(xp, x, t1, t2, *, value=1):
 addcdiv.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(value / t2),
                lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
-addcdiv.numbers = numbers_reader("addcdiv", value=(None, "input"))
-addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * value / t2,
-               lambda t, t1, t2, value: -t * value * t1 / (t2 * t2))
+addcdiv.numbers = _complex_kept(numbers_reader("addcdiv", value=(None, "input")))
+addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: _real_of(t * value / t2, t),
+               lambda t, t1, t2, value: _real_of(-t * value * t1 / (t2 * t2), t))

@@ -2,7 +2,6 @@
 SVD where a matrix is singular (apart from linalg_solvers, as the SVD's file imports that one)."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -13,7 +12,8 @@ from gradkit.ops._op import op
 from gradkit.ops.complex import conj
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_decompositions import svd
-from gradkit.ops.linalg_solvers import _trace, _unsqueeze2, check_matrices, inv, mH, solve
+from gradkit.ops.linalg_solvers import (_trace, _unsqueeze2, check_matrices, inv, mH, nan_of,
+                                         solve)
 from gradkit.ops.piecewise import where
 from gradkit.ops.scans import prod
 from gradkit.ops.shape import expand, transpose, unsqueeze
@@ -34,11 +34,7 @@ def det(xp, x):
         out = xp.linalg.det(x)
     # a NaN reaches one of torch's pivots, whose product is then NaN (NumPy's LAPACK may take
     # it for a zero pivot and give 0)
-    return xp.where(xp.isnan(x).any(axis=(-2, -1)), _nan(x.dtype), out)
-
-
-def _nan(dtype):
-    return complex(math.nan, math.nan) if np.dtype(dtype).kind == "c" else math.nan
+    return xp.where(xp.isnan(x).any(axis=(-2, -1)), nan_of(x.dtype), out)
 
 
 def _det_grad(x, out):
@@ -50,7 +46,7 @@ def _det_grad(x, out):
     nan = get_array_module(values).isnan(values)[..., None, None]
     if nan.any():  # the others' gradients from a stand-in identity there
         eye = get_array_module(values).eye(x.shape[-1], dtype=values.dtype)
-        return where(nan, _nan(values.dtype), _det_grad(where(nan, eye, x), where(
+        return where(nan, nan_of(values.dtype), _det_grad(where(nan, eye, x), where(
             nan[..., 0, 0], 1.0, out)))
     # torch's create_graph path takes the SVD wherever |det| < 100 eps (its plain one solves)
     small = _near_singular(values) if is_grad_enabled() else values == 0
@@ -89,7 +85,24 @@ def _det_vjp(g, x, out):
     values = out._data if isinstance(out, Tensor) else None
     if values is not None and not _near_singular(values).any():  # (NaN is "near" too)
         return solve_scaled_identity(x, g * conj(out))
+    if values is not None and is_grad_enabled():
+        _solve_where_nan(x, values)
     return _unsqueeze2(g) * _det_grad(x, out)
+
+
+def _solve_where_nan(x, values) -> None:
+    """torch's create_graph derivative solves with the matrices whose det is not below 100 eps,
+    NaN ones included (the SVD takes the rest): an exactly zero pivot there raises its
+    singular error, numbered within that batch (breadth seed 1236799); NaN dets' gradient is
+    NaN otherwise, as ``_det_grad`` gives it."""
+    xp = get_array_module(values)
+    if xp.isnan(values).any():
+        matrices = mH(x.detach())
+        if x.ndim > 2:
+            n = x.shape[-1]
+            matrices = matrices.reshape(-1, n, n)[~_near_singular(values).reshape(-1) |
+                                                  xp.isnan(values).reshape(-1)]
+        solve(matrices, matrices)  # (only its error is wanted)
 
 
 det.defvjp(_det_vjp)

@@ -5,6 +5,7 @@ on arrays in a plain backward and record themselves under ``create_graph=True``.
 """
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
@@ -134,10 +135,26 @@ def _solve(xp, a, b):
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"AX = B ({a.shape[-2]}x{a.shape[-1]} and {rows}x{cols})")
     try:
-        return xp.linalg.solve(a, b[..., None])[..., 0] if vector else xp.linalg.solve(a, b)
+        return _solve_arrays(xp, a, b, vector)
     except np.linalg.LinAlgError:
-        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, _first_singular(a)[0])}The "
-                          "solver failed because the input matrix is singular.") from None
+        index, pivot = _first_singular(a)
+        if _first_zero_pivot(host(a).reshape((-1,) + a.shape[-2:])[index]) is not None:
+            raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, index)}The solver failed "
+                              "because the input matrix is singular.") from None
+    # NumPy's LAPACK took a NaN for a zero pivot; torch's MKL solves on, to NaN there
+    nan = xp.isnan(a).any(axis=(-2, -1))[..., None] if a.ndim > 2 else xp.isnan(a).any()
+    out = _solve_arrays(xp, xp.where(nan[..., None], xp.eye(a.shape[-1], dtype=a.dtype), a),
+                        b, vector)
+    return xp.where(nan if vector else nan[..., None], nan_of(a.dtype), out)
+
+
+def _solve_arrays(xp, a, b, vector: bool):
+    return xp.linalg.solve(a, b[..., None])[..., 0] if vector else xp.linalg.solve(a, b)
+
+
+def nan_of(dtype):
+    """NaN of a real or complex dtype (nan+nanj)."""
+    return complex(math.nan, math.nan) if np.dtype(dtype).kind == "c" else math.nan
 
 
 def _as_columns(a, m):

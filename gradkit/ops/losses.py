@@ -17,12 +17,13 @@ from gradkit.backend import get_array_module
 from gradkit.number_arguments import number_argument
 from gradkit.ops._op import op
 from gradkit.ops.activations import logsigmoid, sigmoid
+from gradkit.ops.arithmetic import _check_not_bool
 from gradkit.ops.conversion import astype
 from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
 from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message
-from gradkit.ops.promotion import promote_types
+from gradkit.ops.promotion import category, promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
 from gradkit.ops.scalar_overloads import div_scalar, mul_scalar
@@ -310,7 +311,31 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
     refuse_grad("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
+    if input._data.dtype.kind == "f":  # else log_sigmoid refuses it first, as in torch
+        _check_bce_dtypes(*(None if w is None else w._data
+                            for w in (input, target, weight, pos_weight)))
     return _bce_logits(input, target, weight, pos_weight, reduction=reduction)
+
+
+def _write_into(buffer: np.dtype, other: np.dtype) -> None:
+    """torch's error for an in-place op whose result type the buffer cannot hold."""
+    result = promote_types(buffer, other)
+    if category(result) > category(buffer):
+        raise RuntimeError(f"result type {scalar_type_name(np.empty(0, result))} can't be cast "
+                           f"to the desired output type {scalar_type_name(np.empty(0, buffer))}")
+
+
+def _check_bce_dtypes(input, target, weight, pos_weight) -> None:
+    """torch's kernel, log_sigmoid(x) * ((p - 1) * t + 1) in x's dtype and
+    (1 - t).mul_(x).sub_(...).mul_(weight) in t's: the dtypes those in-place writes refuse
+    (the loss then has the target's dtype, a complex one included)."""
+    if pos_weight is not None:
+        _check_not_bool(pos_weight, 1)
+        _write_into(input.dtype, promote_types(pos_weight.dtype, target.dtype))
+    _check_not_bool(target, target)  # torch's 1 - t wraps the 1 as a bool tensor
+    _write_into(target.dtype, input.dtype)
+    if weight is not None:
+        _write_into(target.dtype, weight.dtype)
 
 
 def _bce_terms(x, target, weight, pos_weight):
@@ -323,7 +348,7 @@ def _bce_terms(x, target, weight, pos_weight):
 @op(save=("x", "target", "weight", "pos_weight"), node_name="BinaryCrossEntropyWithLogitsBackward0")
 def _bce_logits(xp, x, target, weight, pos_weight, reduction="mean"):
     loss = _bce_terms(x, target, weight, pos_weight)
-    if target.dtype.kind == "f":  # torch works in place on terms of the target: its dtype
+    if target.dtype.kind in "fc":  # torch works in place on terms of the target: its dtype
         loss = loss.astype(target.dtype, copy=False)
     if reduction == "mean":
         return xp.asarray(quiet_mean(xp, loss, dtype=loss.dtype))

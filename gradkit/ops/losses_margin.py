@@ -15,6 +15,7 @@ from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import Op, op
 from gradkit.ops.activations import logsigmoid
+from gradkit.ops.arithmetic import neg
 from gradkit.ops.unary_breadth import clamp_min
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import exp, sqrt
@@ -74,9 +75,10 @@ def _soft_margin(xp, x, target, reduction="mean"):
 
 
 def _soft_margin_slope(x, target):
-    """torch's -t exp(-t x) / (1 + exp(-t x)) (NaN where exp overflows, as torch's)."""
-    z = exp(-target * x)
-    return -target * z / (1 + z)
+    """torch's -t exp(-t x) / (1 + exp(-t x)) (NaN where exp overflows, as torch's); neg
+    raises torch's error for a bool target."""
+    z = exp(neg(target) * x)
+    return neg(target) * z / (1 + z)
 
 
 def _soft_margin_vjp(g, x, target, reduction):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit._tensor import Tensor
-from gradkit.autograd.grad_mode import records_graph
+from gradkit.autograd.grad_mode import enable_grad, records_graph
 from gradkit.backend import get_array_module
 from gradkit.int_arguments import int_argument, int_parameters
 from gradkit.ops._op import op
@@ -24,7 +24,7 @@ from gradkit.ops.memory_overlap import storage_offset as offset_in_storage
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.view_copies import derived_op
-from gradkit.ops.views import _ArrayInterface
+from gradkit.ops.views import DEFAULT, _ArrayInterface, live_views
 
 
 def element_strides(array) -> tuple:
@@ -212,6 +212,19 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
 
 
 # torch's node of as_strided_: the view's rules, its result on x's memory but no view of it
+def _replay_views_of(base: Tensor) -> None:
+    """torch regenerates the views of a base whose version ``as_strided_`` bumped as
+    ``as_strided`` of the base's new geometry: their gradient reaches only the elements the
+    base still covers (breadth seed 1241178)."""
+    for other in live_views(base):
+        info = getattr(other, "_view", None)
+        if info is not None and info.creation == DEFAULT and other.grad_fn is not None:
+            with enable_grad():
+                fresh = as_strided(base, tuple(other.shape), other.stride(),
+                                   offset_in_storage(other._data))
+            set_history(other, fresh.grad_fn, fresh._output_nr)
+
+
 _as_strided_in_place = derived_op(_as_strided, "as_strided_", "AsStridedBackward1", copies=False)
 
 
@@ -234,6 +247,7 @@ def as_strided_(x: Tensor, size, stride, storage_offset: int | None = None) -> T
                                      source=geometry(x._data))
         x._data = moved._data
         set_history(x, moved.grad_fn, 0)
+        _replay_views_of(x)
     else:
         x._data = strided_array(x._data, size, stride, offset)
     x._vc[0] += 1

@@ -5,7 +5,7 @@ Most are the op's own input names after ``self``."""
 from __future__ import annotations
 
 from gradkit.autograd.saved_names import declare_saved_names
-from gradkit.ops.activations_gated import _prelu_kernel
+from gradkit.ops.activations_gated import _glu_backward, _prelu_kernel
 from gradkit.ops.complex_build import complex_
 from gradkit.ops.distances import _cdist
 from gradkit.ops.embedding import _embedding
@@ -25,7 +25,8 @@ from gradkit.ops.unpooling import max_unpool_op
 
 _NAMED = {_embedding: ("indices", "weight"), _cdist: ("x1", "x2"),
           complex_: ("real", "imag"), _lstsq: ("self", "b"),
-          _lu_solve: ("LU", "pivots", "B"), addr: ("self", "vec1", "vec2")}
+          _lu_solve: ("LU", "pivots", "B"), addr: ("self", "vec1", "vec2"),
+          _glu_backward: ("grad_output", "self")}
 for _op in (gather, index_add, index_copy, index_fill, index_select, masked_fill, masked_scatter,
             masked_select, scatter, scatter_add, _scatter_reduce, _binary_cross_entropy,
             _bce_logits, _multi_margin, _soft_margin, _nll, take, put, _prelu_kernel,

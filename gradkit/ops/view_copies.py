@@ -160,13 +160,19 @@ def view_copy(input: Tensor, *size, **kwargs) -> Tensor:  # noqa: A002 - torch's
     if dtype is None:
         return _view_copy(input, *size, **kwargs)
     return input.detach().view(dtype).clone(memory_format=contiguous_format)
+def _view_as_real_resolved(x: Tensor) -> Tensor:
+    """view_as_real of x's values: torch's copy resolves a conjugate bit (the view refuses it)."""
+    return view_as_real(x.resolve_conj())
+
+
+_view_as_real_resolved.__name__ = "view_as_real"
 (t_copy, transpose_copy, unsqueeze_copy, squeeze_copy,
  diagonal_copy, alias_copy, unbind_copy, view_as_real_copy) = (
     _derived_function(function, name) for function, name in (
      (t, "t_copy"), (transpose, "transpose_copy"),
      (unsqueeze, "unsqueeze_copy"), (squeeze, "squeeze_copy"),
      (diagonal, "diagonal_copy"), (_alias, "alias_copy"),
-     (unbind, "unbind_copy"), (view_as_real, "view_as_real_copy")))
+     (unbind, "unbind_copy"), (_view_as_real_resolved, "view_as_real_copy")))
 split_with_sizes_copy = _derived_function(split, "split_with_sizes_copy",
                                          first=("split_sizes", "SymInt[]"))
 split_copy = _derived_function(_native_split, "split_copy", first=("split_size", "SymInt"))

@@ -1,11 +1,9 @@
 """Margin and similarity losses of torch.nn.functional: margin_ranking, hinge_embedding,
 soft_margin, cosine_embedding, triplet_margin, multi_margin, multilabel_margin,
-multilabel_soft_margin, with cosine_similarity and pairwise_distance.
-
-soft_margin, multi_margin and multilabel_margin are fused ops with torch's node names (torch
-cannot differentiate the last two twice: neither can gradkit, with torch's error); the rest are
-composed as torch composes them (ClampMinBackward0, NormBackward1, ...).
-"""
+multilabel_soft_margin, with cosine_similarity and pairwise_distance. soft_margin,
+multi_margin and multilabel_margin are fused ops with torch's node names (torch cannot
+differentiate the last two twice: neither can gradkit, with torch's error); the rest are
+composed as torch composes them (ClampMinBackward0, NormBackward1, ...)."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,10 +73,9 @@ def _soft_margin(xp, x, target, reduction="mean"):
 
 
 def _soft_margin_slope(x, target):
-    """torch's -t exp(-t x) / (1 + exp(-t x)) (NaN where exp overflows, as torch's); neg
-    raises torch's error for a bool target."""
-    z = exp(neg(target) * x)
-    return neg(target) * z / (1 + z)
+    """torch's -t exp(-t x) / (1 + exp(-t x)), NaN where exp overflows (neg: a bool t's error)."""
+    minus_t = neg(target)
+    return minus_t * (z := exp(minus_t * x)) / (1 + z)
 
 
 def _soft_margin_vjp(g, x, target, reduction):

@@ -322,6 +322,24 @@ def test_no_grad_inside_stops_gradkits_jvp():
         assert m.func.jvp(f, (m.tensor(1.0),), (m.tensor(1.0),))[1].item() == expected
 
 
+def test_no_grad_inside_jvp_spares_gradkit_torchs_forward_ad_refusal_after_it():
+    """The same Known (fwd seed 309610): torch's tangent goes through no_grad() and on into
+    floor_divide, which has no forward derivative; gradkit's jvp stops at no_grad()."""
+    assert _known_as(309610) == "no_grad() inside stops gradkit's jvp (a backward pass), " \
+        "not torch's forward mode"
+
+    def f(m):
+        def inner(x):
+            with m.no_grad():
+                y = x * 3.0
+            return 0.5 // y
+        return inner
+    with pytest.raises(NotImplementedError, match="Trying to use forward AD with"):
+        torch.func.jvp(f(torch), (torch.tensor(1.0),), (torch.tensor(1.0),))
+    assert gradkit.func.jvp(f(gradkit), (gradkit.tensor(1.0),),
+                            (gradkit.tensor(1.0),))[1].item() == 0.0
+
+
 def _detach_captured(m, transform):
     w = m.ones(2, dtype=m.float64)
     x = m.tensor([0.5, 1.5], dtype=m.float64)

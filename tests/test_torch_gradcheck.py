@@ -6,6 +6,7 @@ import pytest
 
 import gradkit
 from gradkit.autograd.gradcheck import GradcheckError
+from torch_expectations.functions import function_of
 
 torch = pytest.importorskip("torch")
 
@@ -118,15 +119,7 @@ def test_undefined_grad_failure_warns_like_torch():
 
 def _small_error_everywhere(lib):
     """x -> 0 * x whose vjp puts 4e-6 (under atol 1e-5) in every Jacobian entry."""
-    class Nearly(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 0
-
-        @staticmethod
-        def backward(ctx, g):
-            return g.sum() * 4e-6 * lib.ones_like(g)
-    return Nearly.apply
+    return function_of(lib, lambda x: x * 0, lambda g: g.sum() * 4e-6 * lib.ones_like(g))
 
 
 @pytest.mark.parametrize("fast_mode", [False, True])
@@ -186,15 +179,8 @@ def test_fast_mode_failure_recomputes_the_pair_in_slow_mode_as_torch(forward):
 def _cancelling(lib):
     """x0 - x1, whose vjp is 9e-4 off (under rtol 1e-3) in both entries: u^T J v cancels in
     fast mode, where the relative error then shows."""
-    class Difference(lib.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x[0] - x[1]
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * lib.tensor([1 + 9e-4, -1 + 9e-4], dtype=lib.float64)
-    return Difference.apply
+    return function_of(lib, lambda x: x[0] - x[1],
+                       lambda g: g * lib.tensor([1 + 9e-4, -1 + 9e-4], dtype=lib.float64))
 
 
 def test_fast_mode_failure_says_when_slow_mode_would_pass():

@@ -136,3 +136,17 @@ def setup_context_function(lib, name: str, **methods):
     body = {"setup_context": staticmethod(lambda ctx, inputs, output: None)}
     body.update((key, staticmethod(method)) for key, method in methods.items())
     return type(name, (lib.autograd.Function,), body)
+
+
+def function_of(lib, forward, backward):
+    """A Function's ``apply`` from a plain ``forward(x)`` and ``backward(g)``."""
+
+    class Plain(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return forward(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return backward(g)
+    return Plain.apply

@@ -1166,3 +1166,35 @@ def test_a_value_from_the_graph_written_into_a_bool_tensor(dtype):
     assert program(torch)[0] is True
     problems, known = diff_program(generate(RandomDrawer(6640258), "indexing"))
     assert problems and known.startswith("a value from the graph written into a bool")
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("op", ["abs", "sgn"])
+def test_modulus_of_a_complex_number_is_its_hypot(dtype, op):
+    """torch's |z| is hypot(re, im); NumPy's complex abs rounds apart from it on about a third
+    of inputs, so |normalize(z)| ** inf was 0 where torch's is 1 (breadth seed 1178361)."""
+    values = np.random.default_rng(0).standard_normal((64, 2)) @ np.array([1, 1j])
+    values = [-0.620389320278355 - 0.7842940081911633j, *values.tolist()]
+
+    def program(m):  # one element at a time: torch's vectorised kernel rounds apart again
+        return [getattr(m, op)(m.tensor([z], dtype=getattr(m, dtype))).tolist() for z in values]
+    assert program(gradkit) == program(torch)
+    unit = [m.tensor([-0.6156956758468959 - 0.7783603193221778j], dtype=m.complex128)
+            for m in (gradkit, torch)]
+    assert [(m.nn.functional.normalize(u, dim=-1).abs() ** math.inf).tolist()
+            for m, u in zip((gradkit, torch), unit)] == [[1.0], [1.0]]
+
+
+@pytest.mark.parametrize("seed", [20711, 32471])
+def test_acosh_at_one_and_xlogy_by_inf_amplify_rounding(seed):
+    """acosh of a 1 but for rounding (x / x of an FFT an ulp from torch's, strided seed 20711)
+    is the square root of the noise, and xlogy(x, inf) of an x that is noise around 0 (|Q| log
+    |Q| of a 1 x 1 complex QR, strided seed 32471) is -inf, 0 or inf: a rounding amplified."""
+    for m in (gradkit, torch):
+        at_one = m.acosh(m.tensor([1.0, 1.0 + 2.0 ** -23], dtype=m.float32)).tolist()
+        assert at_one[0] == 0.0 and at_one[1] == pytest.approx(2.0 ** -11, rel=1e-3)
+        noise = m.tensor([2.2e-16, 0.0, -1.1e-16], dtype=m.float64)
+        assert m.xlogy(noise, math.inf).tolist() == [math.inf, 0.0, -math.inf]
+    problems, known = diff_program(generate(RandomDrawer(seed), "strided_breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input " \
+                                 "into another number"

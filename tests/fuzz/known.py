@@ -566,8 +566,9 @@ def _agree_but_for_rounding(step, mine: Result, theirs: Result) -> bool:
 
 def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     """A step at or before the first value to differ turns a rounding difference of its
-    input into another number: unique's ties, x ** inf at |x| = 1 (0, inf or NaN), cdist's
-    matmul form near a zero distance, atanh at 1 (atanh(1 - ulp) is 8.7, atanh(1) inf),
+    input into another number: unique's ties, x ** inf at |x| = 1 (0, inf or NaN), xlogy(x,
+    inf) at x = 0, cdist's matmul form near a zero distance, atanh at 1 (atanh(1 - ulp) is
+    8.7, atanh(1) inf), acosh at 1 (its slope is infinite there: strided seed 20711),
     vector_norm(ord=0) counting a rounding-noise entry that is 0 on the other side, x % y
     (fmod, //) where y divides x but for rounding, sin of a huge argument, a polynomial's
     degree floor(4 |n|) of an n one ulp below 1 (breadth seed 99391), histc of a value at a
@@ -592,9 +593,9 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
         periodic = _periodic_of_a_huge_argument(
             step, mine if before is None else mine._replace(values=before))
         amplifies = periodic or step.op == "b_unique" or (
-            step.op == "e2_float_power_scalar" and abs(step.params.get("s", 0)) == math.inf) \
+            step.op in _BY_AN_INFINITE_SCALAR and abs(step.params.get("s", 0)) == math.inf) \
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
-            or step.op in ("fb_atanh", "fb_atanh_") \
+            or step.op in ("fb_atanh", "fb_atanh_", "fb_acosh", "fb_acosh_") \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
             or _floors_a_quotient(step) \
             or step.op == "sp_polynomial_tensor_n" \
@@ -620,6 +621,11 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
                     for part in (np.real, np.imag))):
             return True
     return False
+
+
+# steps of a scalar s that, at s = inf, turn rounding noise into another number: |x| ** inf
+# at |x| = 1 (0 or inf), xlogy(x, inf) of an x around 0 (-inf, 0 or inf: strided seed 32471)
+_BY_AN_INFINITE_SCALAR = ("e2_float_power_scalar", "b_pow_scalar", "e_xlogy_scalar")
 
 
 def _values_before(program, k: int) -> tuple:

@@ -1198,3 +1198,25 @@ def test_acosh_at_one_and_xlogy_by_inf_amplify_rounding(seed):
     problems, known = diff_program(generate(RandomDrawer(seed), "strided_breadth"))
     assert problems and known == "a step that turns a rounding difference of its input " \
                                  "into another number"
+
+
+@pytest.mark.parametrize("x", [-math.inf, -2.0, 0.0, 3.0, math.inf, math.nan])
+@pytest.mark.parametrize("weight_grad", [False, True])
+@pytest.mark.parametrize("through", ["square", "x", "weight"])
+def test_prelu_double_backward_skips_an_undefined_gradient(x, weight_grad, through):
+    """torch's _prelu_kernel_backward double backward skips the terms of an output gradient
+    no gradient reached: at x = -inf gradkit's gg_weight * x was 0 * inf, NaN (breadth seed
+    1186286: prelu(-inf) into addr, second derivative 0.0028 in torch)."""
+    def program(m):
+        xs = m.tensor([x, -1.5], dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.25], dtype=m.float64, requires_grad=weight_grad)
+        p = m.nn.functional.prelu(xs, w)
+        wanted = [xs, w] if weight_grad else [xs]
+        first = m.autograd.grad((p * p).sum() if through == "square" else p.sum() * 3, wanted,
+                                create_graph=True)
+        second = first[0].sum() if through != "weight" else first[-1].sum()
+        if not second.requires_grad:
+            return [g.tolist() for g in first]
+        return [None if g is None else g.tolist()
+                for g in m.autograd.grad(second, wanted, allow_unused=True)]
+    assert str(program(gradkit)) == str(program(torch))

@@ -1709,11 +1709,19 @@ def _storage_layout_read(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is an as_strided read of inputs that agree: the two libraries
     laid the input out differently in memory (a LAPACK factor, an FFT along a middle dim)."""
     first = _first_differing_value(program, mine, theirs)
-    if first is None or first[0].op not in _STORAGE_READERS or first[0].op == "fb_as_strided_":
+    if first is None:
         return False
-    return all(mine.values[i].shape == theirs.values[i].shape and np.allclose(
-        mine.values[i], theirs.values[i], rtol=1e-6, atol=1e-7, equal_nan=True)
-        for i in first[0].inputs)
+    step, ours, torchs = first[0], mine.values, theirs.values
+    writes = _writes_into(program, mine, first[1])
+    if writes and program.steps[writes[-1]].op == "fb_as_strided_":
+        # in place: the first value to differ is the tensor it rewrote; compare its input as
+        # the step found it (torch's inverse is column-major: breadth seed 1162051)
+        step = program.steps[writes[-1]]
+        ours, torchs = _values_before(program, writes[-1])
+    elif step.op not in _STORAGE_READERS or step.op == "fb_as_strided_":
+        return False
+    return ours is not None and all(ours[i].shape == torchs[i].shape and np.allclose(
+        ours[i], torchs[i], rtol=1e-6, atol=1e-7, equal_nan=True) for i in step.inputs)
 
 
 def _only_downstream_of(program, mine: Result, theirs: Result, slots: list) -> bool:

@@ -1235,3 +1235,14 @@ def test_as_strided_in_place_reads_torchs_column_major_inverse_otherwise():
     problems, known = diff_program(generate(RandomDrawer(1162051), "breadth"))
     assert problems and known == "as_strided reads the storage of a result laid out " \
                                  "otherwise than torch's"
+
+
+def test_lgamma_near_a_pole_amplifies_rounding():
+    """lgamma of -1 is inf, of -0.99999994 (one float32 ulp off, as a corrcoef of -1 rounds)
+    16.6, in both libraries: a rounding amplified (breadth seed 1171628)."""
+    for m in (gradkit, torch):
+        assert m.lgamma(m.tensor([-1.0, -1.0 + 2.0 ** -24])).tolist() == \
+            [math.inf, pytest.approx(16.635532, rel=1e-6)]
+    problems, known = diff_program(generate(RandomDrawer(1171628), "breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input " \
+                                 "into another number"

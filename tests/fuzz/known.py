@@ -569,6 +569,7 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     input into another number: unique's ties, x ** inf at |x| = 1 (0, inf or NaN), xlogy(x,
     inf) at x = 0, cdist's matmul form near a zero distance, atanh at 1 (atanh(1 - ulp) is
     8.7, atanh(1) inf), acosh at 1 (its slope is infinite there: strided seed 20711),
+    lgamma (digamma, polygamma) at a pole,
     vector_norm(ord=0) counting a rounding-noise entry that is 0 on the other side, x % y
     (fmod, //) where y divides x but for rounding, sin of a huge argument, a polynomial's
     degree floor(4 |n|) of an n one ulp below 1 (breadth seed 99391), histc of a value at a
@@ -596,6 +597,7 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             step.op in _BY_AN_INFINITE_SCALAR and abs(step.params.get("s", 0)) == math.inf) \
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
             or step.op in ("fb_atanh", "fb_atanh_", "fb_acosh", "fb_acosh_") \
+            or _gamma_near_a_pole(step, mine) \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
             or _floors_a_quotient(step) \
             or step.op == "sp_polynomial_tensor_n" \
@@ -621,6 +623,20 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
                     for part in (np.real, np.imag))):
             return True
     return False
+
+
+def _gamma_near_a_pole(step, mine: Result) -> bool:
+    """lgamma, digamma or a polygamma of an input within rounding of a non-positive integer,
+    a pole: -1 is inf, -0.99999994 is 16.6 (a float32 corrcoef of -1: breadth seed 1171628)."""
+    if step.op != "e2_gamma_unary" or step.params["fn"] not in _POLES_AT_NON_POSITIVE:
+        return False
+    x = np.real(mine.values[step.inputs[0]])
+    x = x[np.isfinite(x)]
+    nearest = np.round(x)
+    return bool(np.any((nearest <= 0) & (np.abs(x - nearest) <= 1e-6 * np.maximum(1, -x))))
+
+
+_POLES_AT_NON_POSITIVE = ("lgamma", "digamma", "trigamma", "polygamma3")
 
 
 # steps of a scalar s that, at s = inf, turn rounding noise into another number: |x| ** inf

@@ -1246,3 +1246,16 @@ def test_lgamma_near_a_pole_amplifies_rounding():
     problems, known = diff_program(generate(RandomDrawer(1171628), "breadth"))
     assert problems and known == "a step that turns a rounding difference of its input " \
                                  "into another number"
+
+
+def test_masked_select_by_the_sign_of_a_singular_det_is_noise():
+    """The det of [[a, b], [a, b]] in complex64 is rounding noise (2e-16 here, 2e-8 in torch),
+    so masked_select(d, d.real > 0) keeps it on one side only: a rounding amplified (breadth
+    seed 1152123)."""
+    a, b = 0.81005555 + 0.8935778j, -0.07395904 + 0.7709119j
+    for m in (gradkit, torch):
+        det = m.linalg.det(m.tensor([[a, b], [a, b]], dtype=m.complex64))
+        assert abs(det.item()) < 1e-7
+    problems, known = diff_program(generate(RandomDrawer(1152123), "breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input " \
+                                 "into another number"

@@ -681,8 +681,9 @@ def _bernoulli_mode_at_one_half(step, mine: Result, theirs: Result, out: int) ->
 def _sign_test_of_noise(step, mine: Result, theirs: Result) -> bool:
     """where(x.real > 0, x, y) of an x that agrees but for rounding and is above 0 on one side
     only (logsumexp(log_softmax(x)) is rounding noise around 0: 0 here, 6e-8 in torch, whose
-    log_softmax is an ulp off; core seed 3145072)."""
-    if step.op != "where":
+    log_softmax is an ulp off; core seed 3145072); masked_select(x, x.real > 0) of such an x
+    too (a singular complex64 det, 2e-16 here and 2e-8 in torch: breadth seed 1152123)."""
+    if step.op not in ("where", "b_masked_select"):
         return False
     x_mine, x_theirs = mine.values[step.inputs[0]], theirs.values[step.inputs[0]]
     return x_mine.shape == x_theirs.shape and np.allclose(

@@ -1259,3 +1259,22 @@ def test_masked_select_by_the_sign_of_a_singular_det_is_noise():
     problems, known = diff_program(generate(RandomDrawer(1152123), "breadth"))
     assert problems and known == "a step that turns a rounding difference of its input " \
                                  "into another number"
+
+
+def _second_derivative_of_a_singular_complex_det(m, row):
+    v = m.tensor([row], dtype=m.complex64, requires_grad=True)
+    first, = m.autograd.grad((m.linalg.det(m.hstack([v, v]).reshape(2, 2)) * 0.7).real, v,
+                             create_graph=True)
+    return m.autograd.grad((first * 0.3).real.sum(), v)[0].tolist()
+
+
+def test_second_derivative_of_a_singular_complex_det_divides_by_a_lapack_zero():
+    """The second derivative of a complex det at a singular matrix goes through the SVD's
+    backward, which divides by the singular values: at an exact 0 it is NaN in both (here
+    [[1, 1], [1, 1]]); at [[a, b], [a, b]] OpenBLAS leaves an exact 0 where MKL leaves 9e-8,
+    so NaN here and finite in torch: a documented LAPACK zero (breadth seed 1183277)."""
+    for m in (gradkit, torch):
+        assert np.isnan(_second_derivative_of_a_singular_complex_det(m, [1, 1])).all()
+    problems, known = diff_program(generate(RandomDrawer(1183277), "breadth"))
+    assert problems and known == "a derivative infinite at 0 of an entry a LAPACK routine " \
+                                 "left 0 on one side only"

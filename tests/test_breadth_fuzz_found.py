@@ -1278,3 +1278,14 @@ def test_second_derivative_of_a_singular_complex_det_divides_by_a_lapack_zero():
     problems, known = diff_program(generate(RandomDrawer(1183277), "breadth"))
     assert problems and known == "a derivative infinite at 0 of an entry a LAPACK routine " \
                                  "left 0 on one side only"
+
+
+def test_repeated_spectrum_is_read_before_a_later_write():
+    """eig of kron(v, v) + 2 I (eigenvalue 2 twice: its gradient divides by 0, NaN here and
+    finite in torch) whose matrix cumsum_ rewrites afterwards: the repeated-spectrum Known reads
+    the matrix as eig found it (breadth seed 1156231)."""
+    program = generate(RandomDrawer(1156231), "breadth")
+    assert any(step.op == "fb_cumsum_" for step in program.steps)
+    problems, known = diff_program(program)
+    assert problems and known == "gradients of eig (eigh, svd) where eigenvalues (singular " \
+                                 "values) repeat up to rounding"

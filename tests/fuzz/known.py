@@ -964,7 +964,7 @@ def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
     if not problems or not (_phase_check_of_noise(mine, theirs) or all(
             p.startswith(("grads", "signed zero in grads")) for p in problems)):
         return False
-    return _has_repeated_spectrum(program.steps, theirs)
+    return _has_repeated_spectrum(program, range(len(program.steps)), theirs)
 
 
 def _det_gradient_at_a_singular_matrix(program, mine: Result, theirs: Result) -> bool:
@@ -1054,18 +1054,24 @@ def _eigenvectors_of_a_repeated_eigenvalue(program, mine: Result, theirs: Result
         return False
     first = _first_differing_value(program, mine._replace(error=None), theirs._replace(error=None))
     return first is not None and first[0].op == "l_eig_pairs" and \
-        _has_repeated_spectrum([first[0]], theirs)
+        _has_repeated_spectrum(program, [first[1] - len(program.leaves)], theirs)
 
 
-def _has_repeated_spectrum(steps, theirs: Result) -> bool:
-    """Some eig/eigh step of ``steps`` has a matrix whose eigenvalues repeat up to rounding, or
-    an SVD step with singular vectors one whose singular values do (its gradient divides by
-    their squares' differences: breadth seed 1044475, a constant 3 x 3 matrix plus 2 I)."""
-    for step in steps:
+def _has_repeated_spectrum(program, steps, theirs: Result) -> bool:
+    """Some eig/eigh step (of the indices ``steps``) has a matrix whose eigenvalues repeat up
+    to rounding, or an SVD step with singular vectors one whose singular values do (its
+    gradient divides by their squares' differences: breadth seed 1044475, a constant 3 x 3
+    matrix plus 2 I); a matrix written in place afterwards is read as the step found it
+    (breadth seed 1156231: cumsum_ of the rank-1 matrix after its eig)."""
+    for k in steps:
+        step = program.steps[k]
         svd = step.op == "fb_svd_legacy" and step.params["flag2"]
         if (svd or step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod")) and theirs.values:
             source = theirs.values[step.inputs[0]]
-            if not source.size or not np.isfinite(source).all():
+            if any(w > k for w in _writes_into(program, theirs, step.inputs[0])):
+                source = _values_before(program, k)[1]
+                source = None if source is None else source[step.inputs[0]]
+            if source is None or not source.size or not np.isfinite(source).all():
                 continue
             # the matrix the draw builds (eigh's: its eigenvectors' gradient divides too)
             build = _hermitian_pd if step.op == "b_eigh_prod" else _shifted

@@ -1289,3 +1289,19 @@ def test_repeated_spectrum_is_read_before_a_later_write():
     problems, known = diff_program(program)
     assert problems and known == "gradients of eig (eigh, svd) where eigenvalues (singular " \
                                  "values) repeat up to rounding"
+
+
+@pytest.mark.parametrize("n", [3, 16, 24])
+def test_nanquantile_of_tied_values_goes_to_the_stable_sorts_element(n):
+    """torch's CPU sort (not stable) orders equal values (all NaN here) otherwise than gradkit's
+    stable sort in rows of more than 16: the gradient goes to another element, a documented
+    Known (breadth seed 1189634); up to 16 the two agree."""
+    def program(m):
+        x = m.full((n,), math.nan, requires_grad=True)
+        y = m.nanquantile(x, 0.0, dim=-1, interpolation="lower")
+        return m.autograd.grad(y, x)[0].nonzero().flatten().tolist()
+    assert program(gradkit) == [0]
+    assert program(torch) == ([0] if n <= 16 else [n // 2])
+    if n == 24:
+        problems, known = diff_program(generate(RandomDrawer(1189634), "breadth"))
+        assert problems and known.startswith("quantile among equal values")

@@ -520,9 +520,7 @@ def _topk_among_ties(program, mine: Result, theirs: Result) -> bool:
     (smallest) and the next along its dim: torch's topk picks other ones of them than
     gradkit's stable order, so their gradients land on other elements (breadth seed
     1061570: topk of 3 of a column of four zeros)."""
-    problems = compare(mine, theirs)
-    if mine.error or theirs.error or not problems or not all(
-            p.startswith(("grads", "signed zero in grads")) for p in problems):
+    if not _only_gradients_differ(mine, theirs):
         return False
     for step in program.steps:
         x = theirs.values[step.inputs[0]] if step.op == "b_topk" else None
@@ -532,6 +530,37 @@ def _topk_among_ties(program, mine: Result, theirs: Result) -> bool:
                 ..., :step.params["k"] + 1]
             if (picked[..., 1:] == picked[..., :-1]).any():
                 return True
+    return False
+
+
+def _only_gradients_differ(mine: Result, theirs: Result) -> bool:
+    """Neither run raised, and only gradients differ."""
+    problems = compare(mine, theirs)
+    return not (mine.error or theirs.error) and bool(problems) and all(
+        p.startswith(("grads", "signed zero in grads")) for p in problems)
+
+
+# the quantile steps, and what they take the quantile of
+_QUANTILES = {"e2_quantile": lambda x: x, "e2_nanquantile": np.log}
+
+
+def _quantile_among_ties(program, mine: Result, theirs: Result) -> bool:
+    """Only gradients differ, and a quantile (nanquantile) step reduces a row of more than 16
+    values with ties (NaNs too): torch's CPU sort orders them otherwise than gradkit's stable
+    one there, so the gradient goes to another of the equal elements (breadth seed 1189634:
+    nanquantile of a row of 64 NaNs)."""
+    if not _only_gradients_differ(mine, theirs):
+        return False
+    for step in program.steps:
+        if step.op not in _QUANTILES or not theirs.values[step.inputs[0]].ndim:
+            continue
+        with np.errstate(all="ignore"):
+            x = _QUANTILES[step.op](theirs.values[step.inputs[0]])
+        dim = step.params["dim"]
+        rows = x.reshape(1, -1) if dim is None else np.moveaxis(x, dim, -1).reshape(
+            -1, x.shape[dim])
+        if rows.shape[-1] > 16 and any(np.unique(row).size < row.size for row in rows):
+            return True
     return False
 
 
@@ -991,9 +1020,7 @@ def _infinite_slope_at_a_lapack_zero(program, mine: Result, theirs: Result) -> b
     entry that a LAPACK routine before it left an exact 0 on one side and rounding noise on
     the other (MKL's U S V^H of [[2, 0], [-0.77, 2]] has an exact 0 where OpenBLAS's has
     -1e-17: NaN in torch, a finite gradient here; breadth seed 1041007)."""
-    problems = compare(mine, theirs)
-    if mine.error or theirs.error or not problems or not all(
-            p.startswith(("grads", "signed zero in grads")) for p in problems):
+    if not _only_gradients_differ(mine, theirs):
         return False
     for k, step in enumerate(program.steps):
         if step.op not in _INFINITE_SLOPE_AT_ZERO or not any(
@@ -1909,6 +1936,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("topk among equal values: torch picks other elements (so other gradients)",
           "docs/api.md", "`topk` may pick other indices than gradkit among equal values",
           _topk_among_ties),
+    Known("quantile among equal values of a row of more than 16: torch's sort orders them "
+          "otherwise", "docs/numerics.md", "orders ties otherwise in longer rows",
+          _quantile_among_ties),
     Known("median/nanmedian along a stride-0 dim: torch's reads memory it did not write",
           "docs/numerics.md", "read memory they did not write", _median_along_a_stride_zero_dim),
     Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",

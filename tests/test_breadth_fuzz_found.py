@@ -1305,3 +1305,16 @@ def test_nanquantile_of_tied_values_goes_to_the_stable_sorts_element(n):
     if n == 24:
         problems, known = diff_program(generate(RandomDrawer(1189634), "breadth"))
         assert problems and known.startswith("quantile among equal values")
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0, 2.0, 3.0, math.inf])
+@pytest.mark.parametrize("rows", [[[math.inf]], [[1.0], [math.inf]], [[2.0, -math.inf],
+                                                                       [1.0, 0.5]]])
+def test_pdist_gradient_meets_no_row_with_itself(p, rows):
+    """torch's pdist backward runs over the pairs i < j only; gradkit's differentiated all of
+    cdist(x, x), so a row holding inf gave its diagonal's inf - inf, NaN in the gradient
+    (strided seed 27820: pdist of one row [inf], no pair at all)."""
+    def program(m):
+        x = m.tensor(rows, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.nn.functional.pdist(x, p).sum() + x.sum() * 0.5, x)[0].tolist()
+    assert str(program(gradkit)) == str(program(torch))

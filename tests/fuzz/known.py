@@ -599,7 +599,8 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     inf) at x = 0, cdist's matmul form near a zero distance, atanh at 1 (atanh(1 - ulp) is
     8.7, atanh(1) inf), acosh at 1 (its slope is infinite there: strided seed 20711),
     lgamma (digamma, polygamma) at a pole,
-    vector_norm(ord=0) counting a rounding-noise entry that is 0 on the other side, x % y
+    vector_norm(ord=0) (nonzero, count_nonzero: strided seed 32768) counting a rounding-noise
+    entry that is 0 on the other side, x % y
     (fmod, //) where y divides x but for rounding, sin of a huge argument, a polynomial's
     degree floor(4 |n|) of an n one ulp below 1 (breadth seed 99391), histc of a value at a
     bin edge but for rounding (breadth seed 201754); or the first
@@ -628,6 +629,7 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or step.op in ("fb_atanh", "fb_atanh_", "fb_acosh", "fb_acosh_") \
             or _gamma_near_a_pole(step, mine) \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
+            or step.op in ("b_nonzero", "b_count_nonzero") \
             or _floors_a_quotient(step) \
             or step.op == "sp_polynomial_tensor_n" \
             or step.op == "b_histc" \

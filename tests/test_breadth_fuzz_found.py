@@ -1328,3 +1328,19 @@ def test_nonzero_of_fft_noise_before_torchs_missing_attention_double_backward():
         assert m.count_nonzero(m.tensor([0.0, 5.9604645e-08])).item() == 1
     problems, known = diff_program(generate(RandomDrawer(32768), "strided_breadth"))
     assert problems and known.startswith("embedding_bag's and multi-head attention's second")
+
+
+@pytest.mark.parametrize("left", [False, True])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("unitriangular", [False, True])
+def test_solve_triangular_subtracts_a_negative_zero_product(left, upper, unitriangular):
+    """BLAS's trsm subtracts each product from B in turn, so -0.0 - (0 * -0.0) is +0.0;
+    gradkit subtracted NumPy's sum of the products, +0.0 from its identity, and kept -0.0
+    (strided seed 39798: solve_triangular of fmod(x, x) + 2 I by its zeros)."""
+    def program(m):
+        a = 2 * m.eye(4, dtype=m.float64)
+        b = m.tensor([[0.0, 0.0, -0.0, -0.0]], dtype=m.float64)
+        x = m.linalg.solve_triangular(a, b.mT if left else b, upper=upper, left=left,
+                                      unitriangular=unitriangular)
+        return [math.copysign(1, v) for v in x.flatten().tolist()]
+    assert program(gradkit) == program(torch)

@@ -1285,6 +1285,7 @@ LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", 
                         "fb_svd_legacy", "fb_qr_legacy", "fb_cholesky_legacy", "fb_lu_legacy",
                         "fb_lu_solve_legacy", "fb_pinverse", "fb_triangular_solve",
                         "fb_cholesky_solve", "fb_cholesky_inverse", "fb_ormqr", "fb_ldl_solve",
+                        "l_solve_triangular",  # MKL's trsm kernels, as fb_triangular_solve's
                         "e2_logdet",  # lane fuzzm: logdet is slogdet's LU (seed 113324)
                         "l_tensorinv"})  # an inverse (strided_breadth seed 16102)
 

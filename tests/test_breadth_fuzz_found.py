@@ -1351,3 +1351,20 @@ def test_float_power_of_a_complex_modulus_agrees_with_torch():
     hypot made 1e23 gradients apart, and gradkit's eig phase check refused a double backward
     torch computed (strided seed 39835); with |z| as hypot(re, im) the program agrees."""
     assert diff_program(generate(RandomDrawer(39835), "strided_breadth")) == ([], None)
+
+
+@pytest.mark.parametrize("ord", [math.inf, -math.inf, 1.0, 2.0, 0.5])
+def test_vector_norm_of_complex_values_reads_abs_modulus(ord):
+    """vector_norm's extremes compare |z| with the norm in backward: its forward took NumPy's
+    |z|, an ulp from abs's hypot, so no element was at the extreme and the gradient was NaN
+    (strided seed 45661: vector_norm(z, -inf) of a 0-d complex128)."""
+    values = np.random.default_rng(1).standard_normal((40, 2)) @ np.array([1, 1j])
+    values = [0.324305741 + 0.785556457j, *values.tolist()]
+
+    def program(m):
+        grads = []
+        for z in values:
+            x = m.tensor(z, dtype=m.complex128, requires_grad=True)
+            grads.append(m.autograd.grad(m.linalg.vector_norm(x, ord), x)[0].item())
+        return grads
+    np.testing.assert_allclose(program(gradkit), program(torch), rtol=1e-14)

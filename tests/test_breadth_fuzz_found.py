@@ -1368,3 +1368,18 @@ def test_vector_norm_of_complex_values_reads_abs_modulus(ord):
             grads.append(m.autograd.grad(m.linalg.vector_norm(x, ord), x)[0].item())
         return grads
     np.testing.assert_allclose(program(gradkit), program(torch), rtol=1e-14)
+
+
+def test_pinverse_of_an_infinite_matrix_torch_does_not_converge():
+    """torch's MKL SVD does not converge on [[2, 0, 0], [inf, 2, inf], [0, inf, inf]] and
+    pinverse raises; gradkit's gives NaN: a documented LAPACK-at-non-finite Known (strided seed
+    54005)."""
+    def program(m):
+        return m.pinverse(m.tensor([[2.0, 0, 0], [math.inf, 2, math.inf], [0, math.inf, math.inf]],
+                                   dtype=m.float64))
+    assert np.isnan(program(gradkit).numpy()).all()
+    with pytest.raises(RuntimeError, match="failed to converge because the input matrix is ill"):
+        program(torch)
+    problems, known = diff_program(generate(RandomDrawer(54005), "strided_breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+                                 "not MKL's"

@@ -1383,3 +1383,23 @@ def test_pinverse_of_an_infinite_matrix_torch_does_not_converge():
     problems, known = diff_program(generate(RandomDrawer(54005), "strided_breadth"))
     assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
                                  "not MKL's"
+
+
+KRON_LAYOUTS = {"contiguous": lambda m, a: m.tensor(a),
+                "transposed": lambda m, a: m.tensor(np.ascontiguousarray(a.T)).t(),
+                "stepped": lambda m, a: m.tensor(np.repeat(a, 2, axis=-1))[..., ::2]}
+
+
+@pytest.mark.parametrize("shapes", [((3, 3), (3, 3)), ((3, 3), (3, 1)), ((1, 3), (3, 3)),
+                                    ((2, 3), (3, 2))])
+@pytest.mark.parametrize("first", KRON_LAYOUTS)
+@pytest.mark.parametrize("second", KRON_LAYOUTS)
+def test_kron_refuses_the_layouts_torch_cannot_view(shapes, first, second):
+    """torch 2.13's kron views its product, laid out in the operands' stride order: with one
+    operand transposed no view merges the block dims and it raises; gradkit computed (strided
+    seed 68227: kron of a transposed leaf and its median)."""
+    a, b = (np.arange(math.prod(s), dtype=float).reshape(s) + 1 for s in shapes)
+
+    def program(m):
+        return m.kron(KRON_LAYOUTS[first](m, a), KRON_LAYOUTS[second](m, b))
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

@@ -1419,3 +1419,16 @@ def test_msort_of_signed_zeros_follows_the_stable_order(n):
     if n == 17:
         problems, known = diff_program(generate(RandomDrawer(68955), "strided_breadth"))
         assert problems and known.startswith("msort of 0.0 and -0.0")
+
+
+def test_a_step_refusing_a_lapack_nan_reads_the_values_before_it():
+    """lstsq of a matrix with an infinite entry is NaN here and zeros from torch's MKL; eig then
+    refuses the NaN (torch's own message for such an input) where torch computed: the
+    LAPACK-at-non-finite Known reads the values as the program ran up to the refusing step
+    (strided seed 62139)."""
+    for m in (gradkit, torch):
+        with pytest.raises(RuntimeError, match="input tensor should not contain infs or NaNs"):
+            m.linalg.eig(m.tensor([[math.nan]], dtype=m.complex128))
+    problems, known = diff_program(generate(RandomDrawer(62139), "strided_breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+                                 "not MKL's"

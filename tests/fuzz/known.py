@@ -1335,14 +1335,22 @@ def _downstream_of_a_non_finite_lapack_result(program, mine: Result, theirs: Res
     """A LAPACK step of a non-finite input whose results differ only where one side is not
     finite, and a later step that makes another value (or shape) of that difference: a
     masked_select of ``x.real > 0`` keeps torch's inf and drops gradkit's NaN (breadth seed
-    104672)."""
+    104672). A side that raised at a step is read as the program ran up to it (strided seed
+    62139: gradkit's eig refuses the NaN of its lstsq where MKL's left zeros)."""
     leaves, slots = len(program.leaves), []
+    values = mine.values, theirs.values
+    failed = [int(r.error[0].split()[1]) for r in (mine, theirs)
+              if r.error is not None and r.error[0].startswith("step ")]
+    if failed and not all(values):
+        values = _values_before(program, min(failed))
+        if values[0] is None:
+            return False
     for k, step in enumerate(program.steps):
         slot = leaves + k
-        if not _runs_lapack(step) or slot >= min(len(mine.values), len(theirs.values)) or all(
-                np.isfinite(theirs.values[i]).all() for i in step.inputs):
+        if not _runs_lapack(step) or slot >= min(map(len, values)) or all(
+                np.isfinite(values[1][i]).all() for i in step.inputs):
             continue
-        ours, torchs = mine.values[slot], theirs.values[slot]
+        ours, torchs = values[0][slot], values[1][slot]
         if ours.shape == torchs.shape and ours.dtype == torchs.dtype:
             both = np.isfinite(ours) & np.isfinite(torchs)
             if np.allclose(ours[both], torchs[both], rtol=1e-4, atol=1e-6):

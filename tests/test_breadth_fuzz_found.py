@@ -1432,3 +1432,24 @@ def test_a_step_refusing_a_lapack_nan_reads_the_values_before_it():
     problems, known = diff_program(generate(RandomDrawer(62139), "strided_breadth"))
     assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
                                  "not MKL's"
+
+
+@pytest.mark.parametrize("row", [[math.nan, 1.0], [math.nan, math.nan], [math.inf, 1.0],
+                                 [-math.inf, 0.0], [1.0, 2.0]])
+@pytest.mark.parametrize("dims", [3, 4])
+def test_attention_row_of_nan_scores_reads_zero_in_torchs_flash_kernel(row, dims):
+    """torch's CPU flash kernel (4-d inputs) finds no maximum in a row of NaN scores (a NaN
+    query), writes 0 there as for a masked row, and its backward recomputes NaN weights, NaN
+    gradients throughout; its math backend (3-d) gives NaN (strided seed 73352: MHA of a NaN
+    query, 0 in torch, NaN here)."""
+    def program(m):
+        lead = (1,) * (dims - 2)
+        q = m.tensor([[0.5, 0.2], row], dtype=m.float64).reshape(*lead, 2, 2).requires_grad_()
+        k = m.tensor([[0.3, -1.0], [0.1, 0.2]], dtype=m.float64).reshape(*lead, 2, 2)
+        v = m.tensor([[2.0, 3.0], [1.0, -1.0]], dtype=m.float64).reshape(*lead, 2, 2)
+        k, v = k.requires_grad_(), v.requires_grad_()
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v)
+        grads = m.autograd.grad((out * m.tensor([1.0, -2.0], dtype=m.float64)).sum(), (q, k, v))
+        return [t.detach().numpy() for t in (out, *grads)]
+    for ours, theirs in zip(program(gradkit), program(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -1453,3 +1453,13 @@ def test_attention_row_of_nan_scores_reads_zero_in_torchs_flash_kernel(row, dims
         return [t.detach().numpy() for t in (out, *grads)]
     for ours, theirs in zip(program(gradkit), program(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_ldl_refusing_a_nan_pivot_before_torchs_later_error_is_known():
+    """gradkit's ldl_factor refuses the NaN pivot of a non-finite matrix ("Unknown error
+    code"), MKL's computes on and torch fails at a later step (nan_to_num given a tensor):
+    the documented LAPACK-at-non-finite Known, torch's error being later (strided seed
+    75518)."""
+    problems, known = diff_program(generate(RandomDrawer(75518), "strided_breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+                                 "not MKL's"

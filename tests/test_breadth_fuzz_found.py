@@ -1463,3 +1463,19 @@ def test_ldl_refusing_a_nan_pivot_before_torchs_later_error_is_known():
     problems, known = diff_program(generate(RandomDrawer(75518), "strided_breadth"))
     assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
                                  "not MKL's"
+
+
+@pytest.mark.parametrize("scan", ["cummin", "cummax"])
+@pytest.mark.parametrize("value", [-1.0, 2.0])
+def test_cummin_of_an_empty_input_passes_the_input_itself_back(scan, value):
+    """torch's cummaxmin_backward returns an empty input itself, so a double backward through
+    it never reaches the nodes of the first gradient's graph (hardsigmoid's, which has no
+    derivative); gradkit scattered g into zeros and raised (breadth seed 1214646:
+    masked_select of a negative 0-d x, then cummin, then hardsigmoid)."""
+    def program(m):
+        x = m.tensor(value, dtype=m.float64, requires_grad=True)
+        values, indices = getattr(m.masked_select(x, x > 0), scan)(-1)
+        g, = m.autograd.grad(m.nn.functional.hardsigmoid(values + indices).sum(), x,
+                             create_graph=True)
+        return m.autograd.grad(g, x)[0]
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

@@ -328,6 +328,8 @@ def _to_arg_positions(g, x, indices, dim):
     saved as torch saves it, its shape is what the rule reads)."""
     if not x.ndim:
         return (g,)
+    if 0 in x.shape:  # torch's cummaxmin_backward returns the empty input itself: under
+        return (x,)  # create_graph no node of g's graph is on the path (breadth seed 1214646)
     return (scatter_into_zeros(g, indices, tuple(x.shape), _normalize_dim(dim, x.ndim)),)
 
 

@@ -1479,3 +1479,11 @@ def test_cummin_of_an_empty_input_passes_the_input_itself_back(scan, value):
                              create_graph=True)
         return m.autograd.grad(g, x)[0]
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_eig_phase_check_of_cdist_matmul_noise_is_known():
+    """cdist's matmul form of a row with itself is the square root of rounding noise, and its
+    gradient noise; torch's eig double backward refuses its phase check of that noise where
+    gradkit's passes: the cdist-noise Known (breadth seed 1208859)."""
+    problems, known = diff_program(generate(RandomDrawer(1208859), "breadth"))
+    assert problems and known.startswith("cdist's matmul form at a zero distance")

@@ -1561,11 +1561,12 @@ def _dist_p0_backward(program, mine: Result, theirs: Result) -> bool:
 
 def _cdist_matmul_noise(program, mine: Result, theirs: Result) -> bool:
     """cdist's matmul form at a zero distance that rounding left as a tiny positive square
-    (at different entries in NumPy and torch): only gradients differ (noise there)."""
-    return (mine.error is None and theirs.error is None
+    (at different entries in NumPy and torch): only gradients differ (noise there), or one
+    side's eig backward refuses its phase check of such a gradient (breadth seed 1208859)."""
+    return ((mine.error is None and theirs.error is None or _one_sided_phase_check(mine, theirs))
             and _uses(program, "s_cdist", mode="use_mm_for_euclid_dist")
-            and not compare(mine._replace(grads=[], grads2=[]),
-                            theirs._replace(grads=[], grads2=[])))
+            and not compare(mine._replace(error=None, grads=[], grads2=[]),
+                            theirs._replace(error=None, grads=[], grads2=[])))
 
 
 def _max_pool_padding_window(program, mine: Result, theirs: Result) -> bool:

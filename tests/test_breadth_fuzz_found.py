@@ -1487,3 +1487,18 @@ def test_eig_phase_check_of_cdist_matmul_noise_is_known():
     gradkit's passes: the cdist-noise Known (breadth seed 1208859)."""
     problems, known = diff_program(generate(RandomDrawer(1208859), "breadth"))
     assert problems and known.startswith("cdist's matmul form at a zero distance")
+
+
+def test_solve_backward_refusing_an_infinite_matrix_as_singular_is_known():
+    """gradkit's LU of A^H (A with an infinite entry) meets an exact zero pivot, so solve's
+    backward refuses it as singular; torch's MKL carries NaN on: a documented LAPACK-at-
+    non-finite Known (breadth seed 1205874)."""
+    a = np.eye(4, dtype=complex) * 2
+    a[1, 2] = math.inf
+    for m in (gradkit, torch):
+        assert np.isnan(m.linalg.solve(m.tensor(a), m.ones(4, dtype=m.complex128)).numpy()).all()
+    with pytest.raises(RuntimeError, match="input matrix is singular"):
+        gradkit.linalg.solve(gradkit.tensor(a).mH, gradkit.ones(4, dtype=gradkit.complex128))
+    problems, known = diff_program(generate(RandomDrawer(1205874), "breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+                                 "not MKL's"

@@ -1502,3 +1502,18 @@ def test_solve_backward_refusing_an_infinite_matrix_as_singular_is_known():
     problems, known = diff_program(generate(RandomDrawer(1205874), "breadth"))
     assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
                                  "not MKL's"
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
+@pytest.mark.parametrize("beta", [0, 1, -0.5])
+@pytest.mark.parametrize("entry", [math.inf, math.nan, -2.0])
+def test_complex_addmv_multiplies_by_a_zero_alpha(dtype, beta, entry):
+    """torch's complex addmv at alpha = 0 still multiplies M v by it (inf or NaN there gives
+    NaN); its real one skips the product, as gradkit did for both (strided seed 81291)."""
+    def program(m):
+        d = getattr(m, dtype)
+        matrix = m.tensor([[1.0, -2.0], [entry, 1.0]], dtype=d)
+        out = m.addmv(m.tensor([0.5, -0.0], dtype=d), matrix, m.tensor([1.0, 2.0], dtype=d),
+                      beta=beta, alpha=0)
+        return [(math.copysign(1, z.real), z) for z in np.asarray(out.numpy()).tolist()]
+    assert str(program(gradkit)) == str(program(torch))

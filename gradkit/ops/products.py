@@ -52,7 +52,8 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     """beta * x + alpha * product in the product's dtype; beta == 0 ignores x (its NaN and
     inf too), as torch; an integer result truncates float scalars, a real one refuses complex.
     An ``empty`` product (nothing summed) is skipped, and so is the product at alpha == 0 in
-    BLAS kernels (all but baddbmm's): its NaN stays out, -alpha * 0 gives no -0.0."""
+    BLAS kernels (all but baddbmm's and complex addmv's): its NaN stays out, -alpha * 0 gives
+    no -0.0."""
     dtype = product.dtype
     if dtype.kind == "b":
         raise kernel_error_after_checks(kernel, product)
@@ -67,7 +68,9 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     if dtype.kind in "iu":
         beta, alpha = int(beta), int(alpha)
     scaled_x = x if beta == 1 else x * as_dtype(xp, beta, dtype)
-    if empty or (alpha == 0 and kernel != "baddbmm_cpu"):
+    # (torch's complex gemv multiplies by a zero alpha: inf or NaN in M v gives NaN, seed 81291)
+    skips = kernel != "baddbmm_cpu" and not (kernel == "addmv_impl_cpu" and dtype.kind == "c")
+    if empty or (alpha == 0 and skips):
         out = xp.zeros(product.shape, dtype) if beta == 0 else scaled_x
         return xp.array(xp.broadcast_to(out, product.shape))
     out = product if alpha == 1 else product * as_dtype(xp, alpha, dtype)

@@ -1517,3 +1517,14 @@ def test_complex_addmv_multiplies_by_a_zero_alpha(dtype, beta, entry):
                       beta=beta, alpha=0)
         return [(math.copysign(1, z.real), z) for z in np.asarray(out.numpy()).tolist()]
     assert str(program(gradkit)) == str(program(torch))
+
+
+def test_reciprocal_of_a_lapack_signed_zero_is_known():
+    """lu_solve of a zero matrix leaves -0.0 in torch (MKL) where gradkit has +0.0, and
+    float_power(x, -1) makes them -inf and inf: the LAPACK signed-zero Known, inverted
+    (strided seed 90118)."""
+    for m in (gradkit, torch):
+        assert m.float_power(m.tensor([-0.0, 0.0], dtype=m.float64), -1.0).tolist() == \
+            [-math.inf, math.inf]
+    problems, known = diff_program(generate(RandomDrawer(90118), "strided_breadth"))
+    assert problems and known.startswith("the sign of a zero a LAPACK routine leaves")

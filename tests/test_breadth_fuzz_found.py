@@ -1528,3 +1528,17 @@ def test_reciprocal_of_a_lapack_signed_zero_is_known():
             [-math.inf, math.inf]
     problems, known = diff_program(generate(RandomDrawer(90118), "strided_breadth"))
     assert problems and known.startswith("the sign of a zero a LAPACK routine leaves")
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian", "max", "min"])
+@pytest.mark.parametrize("values", [[], [1.0, 3.0, 1.0], [math.nan, 2.0]])
+def test_whole_reduction_second_derivative_divides_g_first(op, values):
+    """torch's evenly_distribute_backward fills g / count into the picked elements: of an
+    empty input its derivative in g is 0 * (1 / 0), NaN; gradkit divided after spreading g
+    and gave 0 (strided seed 82382: median of an empty tensor into inner)."""
+    def program(m):
+        x = m.tensor(0.7, dtype=m.float64, requires_grad=True)
+        e = m.tensor(values, dtype=m.float64).reshape(-1, 1).requires_grad_()
+        g = m.autograd.grad(m.inner(x, getattr(m, op)(e)) * 0.3, (x, e), create_graph=True)
+        return str([t.tolist() for t in m.autograd.grad(g[0] * 0.5 + g[1].sum(), (x, e))])
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

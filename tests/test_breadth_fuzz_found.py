@@ -1542,3 +1542,22 @@ def test_whole_reduction_second_derivative_divides_g_first(op, values):
         g = m.autograd.grad(m.inner(x, getattr(m, op)(e)) * 0.3, (x, e), create_graph=True)
         return str([t.tolist() for t in m.autograd.grad(g[0] * 0.5 + g[1].sum(), (x, e))])
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0])
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_dropout_of_an_empty_tensor_is_the_tensor_itself(p, dtype):
+    """torch's dropout returns an empty input itself (no dtype check, no new node), so a write
+    into the result is a write into the input: a division saving it then refuses backward
+    (strided seed 91360); gradkit made a new tensor."""
+    def program(m):
+        x = m.zeros(0, dtype=getattr(m, dtype))
+        if dtype == "int64":
+            return m.nn.functional.dropout(x, p, True) is x
+        y = x.requires_grad_() * 1
+        z = m.nn.functional.dropout(y, p, True)
+        y.div_(z, rounding_mode="trunc")
+        y.sum().backward()
+        return z is y
+    assert _outcome(lambda: program(gradkit))[0] == _outcome(lambda: program(torch))[0]
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

@@ -657,7 +657,7 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
         amplifies = periodic or step.op == "b_unique" or (
             step.op in _BY_AN_INFINITE_SCALAR and abs(step.params.get("s", 0)) == math.inf) \
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
-            or step.op in ("fb_atanh", "fb_atanh_", "fb_acosh", "fb_acosh_") \
+            or step.op in ("fb_atanh", "fb_atanh_") or _acosh_of_a_rounding(program, k) \
             or _gamma_near_a_pole(step, mine) \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
             or step.op in ("b_nonzero", "b_count_nonzero") \
@@ -685,6 +685,17 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
                     for part in (np.real, np.imag))):
             return True
     return False
+
+
+def _acosh_of_a_rounding(program, k: int) -> bool:
+    """acosh (acosh_) at step ``k`` of inputs that differ in value, not only in the sign of a
+    zero (that is the branch cut's conjugate: the FFT zero-sign Known, breadth seed 1045773)."""
+    step = program.steps[k]
+    if step.op not in ("fb_acosh", "fb_acosh_"):
+        return False
+    ours, torchs = _values_before(program, k)
+    return ours is not None and not all(
+        np.array_equal(ours[i], torchs[i], equal_nan=True) for i in step.inputs)
 
 
 def _gamma_near_a_pole(step, mine: Result) -> bool:

@@ -759,9 +759,12 @@ def _sign_test_of_noise(step, mine: Result, theirs: Result) -> bool:
     if step.op not in ("where", "b_masked_select"):
         return False
     x_mine, x_theirs = mine.values[step.inputs[0]], theirs.values[step.inputs[0]]
-    return x_mine.shape == x_theirs.shape and np.allclose(
-        x_mine, x_theirs, rtol=1e-6, atol=1e-7, equal_nan=True) and bool(
-        np.any((x_mine.real > 0) != (x_theirs.real > 0)))
+    if x_mine.shape != x_theirs.shape or not np.allclose(
+            x_mine, x_theirs, rtol=1e-6, atol=1e-7, equal_nan=True):
+        return False
+    differ = (x_mine.real > 0) != (x_theirs.real > 0)  # where both are noise, not inf or NaN
+    return bool(differ.any()) and bool(
+        np.isfinite(x_mine[differ]).all() and np.isfinite(x_theirs[differ]).all())
 
 
 def _truncates_a_rounding(step, mine: Result, theirs: Result, out: int) -> bool:

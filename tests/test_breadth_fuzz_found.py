@@ -1536,3 +1536,398 @@ def test_views_of_a_base_restrided_by_as_strided_are_replayed_from_it(geometry):
         return m.autograd.grad(v.sum() + y.sum() * 10, x)[0]
     mine, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
     assert mine == theirs and mine[0] == "ok"
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+@pytest.mark.parametrize("op", ["abs", "sgn"])
+def test_modulus_of_a_complex_number_is_its_hypot(dtype, op):
+    """torch's |z| is hypot(re, im); NumPy's complex abs rounds apart from it on about a third
+    of inputs, so |normalize(z)| ** inf was 0 where torch's is 1 (breadth seed 1178361)."""
+    values = np.random.default_rng(0).standard_normal((64, 2)) @ np.array([1, 1j])
+    values = [-0.620389320278355 - 0.7842940081911633j, *values.tolist()]
+
+    def program(m):  # one element at a time: torch's vectorised kernel rounds apart again
+        return [getattr(m, op)(m.tensor([z], dtype=getattr(m, dtype))).tolist() for z in values]
+    assert program(gradkit) == program(torch)
+    unit = [m.tensor([-0.6156956758468959 - 0.7783603193221778j], dtype=m.complex128)
+            for m in (gradkit, torch)]
+    assert [(m.nn.functional.normalize(u, dim=-1).abs() ** math.inf).tolist()
+            for m, u in zip((gradkit, torch), unit)] == [[1.0], [1.0]]
+
+
+@pytest.mark.parametrize("seed", [20711, 32471])
+def test_acosh_at_one_and_xlogy_by_inf_amplify_rounding(seed):
+    """acosh of a 1 but for rounding (x / x of an FFT an ulp from torch's, strided seed 20711)
+    is the square root of the noise, and xlogy(x, inf) of an x that is noise around 0 (|Q| log
+    |Q| of a 1 x 1 complex QR, strided seed 32471) is -inf, 0 or inf: a rounding amplified."""
+    for m in (gradkit, torch):
+        at_one = m.acosh(m.tensor([1.0, 1.0 + 2.0 ** -23], dtype=m.float32)).tolist()
+        assert at_one[0] == 0.0 and at_one[1] == pytest.approx(2.0 ** -11, rel=1e-3)
+        noise = m.tensor([2.2e-16, 0.0, -1.1e-16], dtype=m.float64)
+        assert m.xlogy(noise, math.inf).tolist() == [math.inf, 0.0, -math.inf]
+    problems, known = diff_program(generate(RandomDrawer(seed), "strided_breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input " \
+                                 "into another number"
+
+
+@pytest.mark.parametrize("x", [-math.inf, -2.0, 0.0, 3.0, math.inf, math.nan])
+@pytest.mark.parametrize("weight_grad", [False, True])
+@pytest.mark.parametrize("through", ["square", "x", "weight"])
+def test_prelu_double_backward_skips_an_undefined_gradient(x, weight_grad, through):
+    """torch's _prelu_kernel_backward double backward skips the terms of an output gradient
+    no gradient reached: at x = -inf gradkit's gg_weight * x was 0 * inf, NaN (breadth seed
+    1186286: prelu(-inf) into addr, second derivative 0.0028 in torch)."""
+    def program(m):
+        xs = m.tensor([x, -1.5], dtype=m.float64, requires_grad=True)
+        w = m.tensor([0.25], dtype=m.float64, requires_grad=weight_grad)
+        p = m.nn.functional.prelu(xs, w)
+        wanted = [xs, w] if weight_grad else [xs]
+        first = m.autograd.grad((p * p).sum() if through == "square" else p.sum() * 3, wanted,
+                                create_graph=True)
+        second = first[0].sum() if through != "weight" else first[-1].sum()
+        if not second.requires_grad:
+            return [g.tolist() for g in first]
+        return [None if g is None else g.tolist()
+                for g in m.autograd.grad(second, wanted, allow_unused=True)]
+    assert str(program(gradkit)) == str(program(torch))
+
+
+def test_as_strided_in_place_reads_torchs_column_major_inverse_otherwise():
+    """torch's matrix_power(x, -1) (linalg.inv) is column-major, gradkit's C-contiguous: an
+    as_strided_ into it reads another element, the documented storage-layout Known also when
+    the read is in place (breadth seed 1162051)."""
+    def program(m):
+        inverse = m.linalg.matrix_power(m.tensor([[2.0, 1.0], [0.5, 3.0]]), -1)
+        return inverse.stride(), inverse.as_strided_((), (), 2).item()
+    (ours, mine), (theirs, torchs) = program(gradkit), program(torch)
+    assert (ours, theirs) == ((2, 1), (1, 2)) and mine == pytest.approx(-0.5 / 5.5) and \
+        torchs == pytest.approx(-1 / 5.5)
+    problems, known = diff_program(generate(RandomDrawer(1162051), "breadth"))
+    assert problems and known == "as_strided reads the storage of a result laid out " \
+                                 "otherwise than torch's"
+
+
+def test_lgamma_near_a_pole_amplifies_rounding():
+    """lgamma of -1 is inf, of -0.99999994 (one float32 ulp off, as a corrcoef of -1 rounds)
+    16.6, in both libraries: a rounding amplified (breadth seed 1171628)."""
+    for m in (gradkit, torch):
+        assert m.lgamma(m.tensor([-1.0, -1.0 + 2.0 ** -24])).tolist() == \
+            [math.inf, pytest.approx(16.635532, rel=1e-6)]
+    problems, known = diff_program(generate(RandomDrawer(1171628), "breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input " \
+                                 "into another number"
+
+
+def test_masked_select_by_the_sign_of_a_singular_det_is_noise():
+    """The det of [[a, b], [a, b]] in complex64 is rounding noise (2e-16 here, 2e-8 in torch),
+    so masked_select(d, d.real > 0) keeps it on one side only: a rounding amplified (breadth
+    seed 1152123)."""
+    a, b = 0.81005555 + 0.8935778j, -0.07395904 + 0.7709119j
+    for m in (gradkit, torch):
+        det = m.linalg.det(m.tensor([[a, b], [a, b]], dtype=m.complex64))
+        assert abs(det.item()) < 1e-7
+    problems, known = diff_program(generate(RandomDrawer(1152123), "breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input " \
+                                 "into another number"
+
+
+def _second_derivative_of_a_singular_complex_det(m, row):
+    v = m.tensor([row], dtype=m.complex64, requires_grad=True)
+    first, = m.autograd.grad((m.linalg.det(m.hstack([v, v]).reshape(2, 2)) * 0.7).real, v,
+                             create_graph=True)
+    return m.autograd.grad((first * 0.3).real.sum(), v)[0].tolist()
+
+
+def test_second_derivative_of_a_singular_complex_det_divides_by_a_lapack_zero():
+    """The second derivative of a complex det at a singular matrix goes through the SVD's
+    backward, which divides by the singular values: at an exact 0 it is NaN in both (here
+    [[1, 1], [1, 1]]); at [[a, b], [a, b]] OpenBLAS leaves an exact 0 where MKL leaves 9e-8,
+    so NaN here and finite in torch: a documented LAPACK zero (breadth seed 1183277)."""
+    for m in (gradkit, torch):
+        assert np.isnan(_second_derivative_of_a_singular_complex_det(m, [1, 1])).all()
+    problems, known = diff_program(generate(RandomDrawer(1183277), "breadth"))
+    assert problems and known == "a derivative infinite at 0 of an entry a LAPACK routine " \
+                                 "left 0 on one side only"
+
+
+def test_repeated_spectrum_is_read_before_a_later_write():
+    """eig of kron(v, v) + 2 I (eigenvalue 2 twice: its gradient divides by 0, NaN here and
+    finite in torch) whose matrix cumsum_ rewrites afterwards: the repeated-spectrum Known reads
+    the matrix as eig found it (breadth seed 1156231)."""
+    program = generate(RandomDrawer(1156231), "breadth")
+    assert any(step.op == "fb_cumsum_" for step in program.steps)
+    problems, known = diff_program(program)
+    assert problems and known == "gradients of eig (eigh, svd) where eigenvalues (singular " \
+                                 "values) repeat up to rounding"
+
+
+@pytest.mark.parametrize("n", [3, 16, 24])
+def test_nanquantile_of_tied_values_goes_to_the_stable_sorts_element(n):
+    """torch's CPU sort (not stable) orders equal values (all NaN here) otherwise than gradkit's
+    stable sort in rows of more than 16: the gradient goes to another element, a documented
+    Known (breadth seed 1189634); up to 16 the two agree."""
+    def program(m):
+        x = m.full((n,), math.nan, requires_grad=True)
+        y = m.nanquantile(x, 0.0, dim=-1, interpolation="lower")
+        return m.autograd.grad(y, x)[0].nonzero().flatten().tolist()
+    assert program(gradkit) == [0]
+    assert program(torch) == ([0] if n <= 16 else [n // 2])
+    if n == 24:
+        problems, known = diff_program(generate(RandomDrawer(1189634), "breadth"))
+        assert problems and known.startswith("quantile among equal values")
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0, 2.0, 3.0, math.inf])
+@pytest.mark.parametrize("rows", [[[math.inf]], [[1.0], [math.inf]], [[2.0, -math.inf],
+                                                                       [1.0, 0.5]]])
+def test_pdist_gradient_meets_no_row_with_itself(p, rows):
+    """torch's pdist backward runs over the pairs i < j only; gradkit's differentiated all of
+    cdist(x, x), so a row holding inf gave its diagonal's inf - inf, NaN in the gradient
+    (strided seed 27820: pdist of one row [inf], no pair at all)."""
+    def program(m):
+        x = m.tensor(rows, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.nn.functional.pdist(x, p).sum() + x.sum() * 0.5, x)[0].tolist()
+    assert str(program(gradkit)) == str(program(torch))
+
+
+def test_nonzero_of_fft_noise_before_torchs_missing_attention_double_backward():
+    """gradkit's FFT of values equal but for an ulp (a float32 avg_pool) leaves 6e-8 where
+    torch's leaves exact zeros, so nonzero counts them: a rounding amplified, before torch's
+    fused attention kernel refuses a double backward gradkit computes (strided seed 32768)."""
+    for m in (gradkit, torch):
+        assert m.count_nonzero(m.tensor([0.0, 5.9604645e-08])).item() == 1
+    problems, known = diff_program(generate(RandomDrawer(32768), "strided_breadth"))
+    assert problems and known.startswith("embedding_bag's and multi-head attention's second")
+
+
+@pytest.mark.parametrize("left", [False, True])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("unitriangular", [False, True])
+def test_solve_triangular_subtracts_a_negative_zero_product(left, upper, unitriangular):
+    """BLAS's trsm subtracts each product from B in turn, so -0.0 - (0 * -0.0) is +0.0;
+    gradkit subtracted NumPy's sum of the products, +0.0 from its identity, and kept -0.0
+    (strided seed 39798: solve_triangular of fmod(x, x) + 2 I by its zeros)."""
+    def program(m):
+        a = 2 * m.eye(4, dtype=m.float64)
+        b = m.tensor([[0.0, 0.0, -0.0, -0.0]], dtype=m.float64)
+        x = m.linalg.solve_triangular(a, b.mT if left else b, upper=upper, left=left,
+                                      unitriangular=unitriangular)
+        return [math.copysign(1, v) for v in x.flatten().tolist()]
+    assert program(gradkit) == program(torch)
+
+
+def test_float_power_of_a_complex_modulus_agrees_with_torch():
+    """float_power(|z|, y) of a complex64 z with y ~ 17: NumPy's |z| an ulp from torch's
+    hypot made 1e23 gradients apart, and gradkit's eig phase check refused a double backward
+    torch computed (strided seed 39835); with |z| as hypot(re, im) the program agrees."""
+    assert diff_program(generate(RandomDrawer(39835), "strided_breadth")) == ([], None)
+
+
+@pytest.mark.parametrize("ord", [math.inf, -math.inf, 1.0, 2.0, 0.5])
+def test_vector_norm_of_complex_values_reads_abs_modulus(ord):
+    """vector_norm's extremes compare |z| with the norm in backward: its forward took NumPy's
+    |z|, an ulp from abs's hypot, so no element was at the extreme and the gradient was NaN
+    (strided seed 45661: vector_norm(z, -inf) of a 0-d complex128)."""
+    values = np.random.default_rng(1).standard_normal((40, 2)) @ np.array([1, 1j])
+    values = [0.324305741 + 0.785556457j, *values.tolist()]
+
+    def program(m):
+        grads = []
+        for z in values:
+            x = m.tensor(z, dtype=m.complex128, requires_grad=True)
+            grads.append(m.autograd.grad(m.linalg.vector_norm(x, ord), x)[0].item())
+        return grads
+    np.testing.assert_allclose(program(gradkit), program(torch), rtol=1e-14)
+
+
+def test_pinverse_of_an_infinite_matrix_torch_does_not_converge():
+    """torch's MKL SVD does not converge on [[2, 0, 0], [inf, 2, inf], [0, inf, inf]] and
+    pinverse raises; gradkit's gives NaN: a documented LAPACK-at-non-finite Known (strided seed
+    54005)."""
+    def program(m):
+        return m.pinverse(m.tensor([[2.0, 0, 0], [math.inf, 2, math.inf], [0, math.inf, math.inf]],
+                                   dtype=m.float64))
+    assert np.isnan(program(gradkit).numpy()).all()
+    with pytest.raises(RuntimeError, match="failed to converge because the input matrix is ill"):
+        program(torch)
+    problems, known = diff_program(generate(RandomDrawer(54005), "strided_breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+                                 "not MKL's"
+
+
+KRON_LAYOUTS = {"contiguous": lambda m, a: m.tensor(a),
+                "transposed": lambda m, a: m.tensor(np.ascontiguousarray(a.T)).t(),
+                "stepped": lambda m, a: m.tensor(np.repeat(a, 2, axis=-1))[..., ::2]}
+
+
+@pytest.mark.parametrize("shapes", [((3, 3), (3, 3)), ((3, 3), (3, 1)), ((1, 3), (3, 3)),
+                                    ((2, 3), (3, 2))])
+@pytest.mark.parametrize("first", KRON_LAYOUTS)
+@pytest.mark.parametrize("second", KRON_LAYOUTS)
+def test_kron_refuses_the_layouts_torch_cannot_view(shapes, first, second):
+    """torch 2.13's kron views its product, laid out in the operands' stride order: with one
+    operand transposed no view merges the block dims and it raises; gradkit computed (strided
+    seed 68227: kron of a transposed leaf and its median)."""
+    a, b = (np.arange(math.prod(s), dtype=float).reshape(s) + 1 for s in shapes)
+
+    def program(m):
+        return m.kron(KRON_LAYOUTS[first](m, a), KRON_LAYOUTS[second](m, b))
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("n", [16, 17])
+def test_msort_of_signed_zeros_follows_the_stable_order(n):
+    """msort of a column of 0.0 and -0.0: gradkit's stable sort keeps their order; torch's
+    unstable CPU sort does too up to 16 values, not beyond: only the zeros' signs differ, a
+    documented Known (strided seed 68955: msort of a meshgrid of 18)."""
+    column = [0.0 if k % 3 else -0.0 for k in range(n)]
+
+    def program(m):
+        return [math.copysign(1, v) for v in m.msort(m.tensor(column)).tolist()]
+    assert program(gradkit) == [math.copysign(1, v) for v in column]
+    assert (program(torch) == program(gradkit)) == (n <= 16)
+    if n == 17:
+        problems, known = diff_program(generate(RandomDrawer(68955), "strided_breadth"))
+        assert problems and known.startswith("msort of 0.0 and -0.0")
+
+
+def test_a_step_refusing_a_lapack_nan_reads_the_values_before_it():
+    """lstsq of a matrix with an infinite entry is NaN here and zeros from torch's MKL; eig then
+    refuses the NaN (torch's own message for such an input) where torch computed: the
+    LAPACK-at-non-finite Known reads the values as the program ran up to the refusing step
+    (strided seed 62139)."""
+    for m in (gradkit, torch):
+        with pytest.raises(RuntimeError, match="input tensor should not contain infs or NaNs"):
+            m.linalg.eig(m.tensor([[math.nan]], dtype=m.complex128))
+    problems, known = diff_program(generate(RandomDrawer(62139), "strided_breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+                                 "not MKL's"
+
+
+@pytest.mark.parametrize("row", [[math.nan, 1.0], [math.nan, math.nan], [math.inf, 1.0],
+                                 [-math.inf, 0.0], [1.0, 2.0]])
+@pytest.mark.parametrize("dims", [3, 4])
+def test_attention_row_of_nan_scores_reads_zero_in_torchs_flash_kernel(row, dims):
+    """torch's CPU flash kernel (4-d inputs) finds no maximum in a row of NaN scores (a NaN
+    query), writes 0 there as for a masked row, and its backward recomputes NaN weights, NaN
+    gradients throughout; its math backend (3-d) gives NaN (strided seed 73352: MHA of a NaN
+    query, 0 in torch, NaN here)."""
+    def program(m):
+        lead = (1,) * (dims - 2)
+        q = m.tensor([[0.5, 0.2], row], dtype=m.float64).reshape(*lead, 2, 2).requires_grad_()
+        k = m.tensor([[0.3, -1.0], [0.1, 0.2]], dtype=m.float64).reshape(*lead, 2, 2)
+        v = m.tensor([[2.0, 3.0], [1.0, -1.0]], dtype=m.float64).reshape(*lead, 2, 2)
+        k, v = k.requires_grad_(), v.requires_grad_()
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v)
+        grads = m.autograd.grad((out * m.tensor([1.0, -2.0], dtype=m.float64)).sum(), (q, k, v))
+        return [t.detach().numpy() for t in (out, *grads)]
+    for ours, theirs in zip(program(gradkit), program(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_ldl_refusing_a_nan_pivot_before_torchs_later_error_is_known():
+    """gradkit's ldl_factor refuses the NaN pivot of a non-finite matrix ("Unknown error
+    code"), MKL's computes on and torch fails at a later step (nan_to_num given a tensor):
+    the documented LAPACK-at-non-finite Known, torch's error being later (strided seed
+    75518)."""
+    problems, known = diff_program(generate(RandomDrawer(75518), "strided_breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+                                 "not MKL's"
+
+
+@pytest.mark.parametrize("scan", ["cummin", "cummax"])
+@pytest.mark.parametrize("value", [-1.0, 2.0])
+def test_cummin_of_an_empty_input_passes_the_input_itself_back(scan, value):
+    """torch's cummaxmin_backward returns an empty input itself, so a double backward through
+    it never reaches the nodes of the first gradient's graph (hardsigmoid's, which has no
+    derivative); gradkit scattered g into zeros and raised (breadth seed 1214646:
+    masked_select of a negative 0-d x, then cummin, then hardsigmoid)."""
+    def program(m):
+        x = m.tensor(value, dtype=m.float64, requires_grad=True)
+        values, indices = getattr(m.masked_select(x, x > 0), scan)(-1)
+        g, = m.autograd.grad(m.nn.functional.hardsigmoid(values + indices).sum(), x,
+                             create_graph=True)
+        return m.autograd.grad(g, x)[0]
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_eig_phase_check_of_cdist_matmul_noise_is_known():
+    """cdist's matmul form of a row with itself is the square root of rounding noise, and its
+    gradient noise; torch's eig double backward refuses its phase check of that noise where
+    gradkit's passes: the cdist-noise Known (breadth seed 1208859)."""
+    problems, known = diff_program(generate(RandomDrawer(1208859), "breadth"))
+    assert problems and known.startswith("cdist's matmul form at a zero distance")
+
+
+def test_solve_backward_refusing_an_infinite_matrix_as_singular_is_known():
+    """gradkit's LU of A^H (A with an infinite entry) meets an exact zero pivot, so solve's
+    backward refuses it as singular; torch's MKL carries NaN on: a documented LAPACK-at-
+    non-finite Known (breadth seed 1205874)."""
+    a = np.eye(4, dtype=complex) * 2
+    a[1, 2] = math.inf
+    for m in (gradkit, torch):
+        assert np.isnan(m.linalg.solve(m.tensor(a), m.ones(4, dtype=m.complex128)).numpy()).all()
+    with pytest.raises(RuntimeError, match="input matrix is singular"):
+        gradkit.linalg.solve(gradkit.tensor(a).mH, gradkit.ones(4, dtype=gradkit.complex128))
+    problems, known = diff_program(generate(RandomDrawer(1205874), "breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+                                 "not MKL's"
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128", "float64"])
+@pytest.mark.parametrize("beta", [0, 1, -0.5])
+@pytest.mark.parametrize("entry", [math.inf, math.nan, -2.0])
+def test_complex_addmv_multiplies_by_a_zero_alpha(dtype, beta, entry):
+    """torch's complex addmv at alpha = 0 still multiplies M v by it (inf or NaN there gives
+    NaN); its real one skips the product, as gradkit did for both (strided seed 81291)."""
+    def program(m):
+        d = getattr(m, dtype)
+        matrix = m.tensor([[1.0, -2.0], [entry, 1.0]], dtype=d)
+        out = m.addmv(m.tensor([0.5, -0.0], dtype=d), matrix, m.tensor([1.0, 2.0], dtype=d),
+                      beta=beta, alpha=0)
+        return [(math.copysign(1, z.real), z) for z in np.asarray(out.numpy()).tolist()]
+    assert str(program(gradkit)) == str(program(torch))
+
+
+def test_reciprocal_of_a_lapack_signed_zero_is_known():
+    """lu_solve of a zero matrix leaves -0.0 in torch (MKL) where gradkit has +0.0, and
+    float_power(x, -1) makes them -inf and inf: the LAPACK signed-zero Known, inverted
+    (strided seed 90118)."""
+    for m in (gradkit, torch):
+        assert m.float_power(m.tensor([-0.0, 0.0], dtype=m.float64), -1.0).tolist() == \
+            [-math.inf, math.inf]
+    problems, known = diff_program(generate(RandomDrawer(90118), "strided_breadth"))
+    assert problems and known.startswith("the sign of a zero a LAPACK routine leaves")
+
+
+@pytest.mark.parametrize("op", ["median", "nanmedian", "max", "min"])
+@pytest.mark.parametrize("values", [[], [1.0, 3.0, 1.0], [math.nan, 2.0]])
+def test_whole_reduction_second_derivative_divides_g_first(op, values):
+    """torch's evenly_distribute_backward fills g / count into the picked elements: of an
+    empty input its derivative in g is 0 * (1 / 0), NaN; gradkit divided after spreading g
+    and gave 0 (strided seed 82382: median of an empty tensor into inner)."""
+    def program(m):
+        x = m.tensor(0.7, dtype=m.float64, requires_grad=True)
+        e = m.tensor(values, dtype=m.float64).reshape(-1, 1).requires_grad_()
+        g = m.autograd.grad(m.inner(x, getattr(m, op)(e)) * 0.3, (x, e), create_graph=True)
+        return str([t.tolist() for t in m.autograd.grad(g[0] * 0.5 + g[1].sum(), (x, e))])
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0])
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_dropout_of_an_empty_tensor_is_the_tensor_itself(p, dtype):
+    """torch's dropout returns an empty input itself (no dtype check, no new node), so a write
+    into the result is a write into the input: a division saving it then refuses backward
+    (strided seed 91360); gradkit made a new tensor."""
+    def program(m):
+        x = m.zeros(0, dtype=getattr(m, dtype))
+        if dtype == "int64":
+            return m.nn.functional.dropout(x, p, True) is x
+        y = x.requires_grad_() * 1
+        z = m.nn.functional.dropout(y, p, True)
+        y.div_(z, rounding_mode="trunc")
+        y.sum().backward()
+        return z is y
+    assert _outcome(lambda: program(gradkit))[0] == _outcome(lambda: program(torch))[0]
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

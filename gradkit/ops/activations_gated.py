@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import sys
 
+from gradkit.autograd.zero_grads import is_undefined
 from gradkit.backend import get_array_module
 from gradkit.generator import rng_of
 from gradkit.number_arguments import number_argument, scalar_for
@@ -15,7 +16,7 @@ from gradkit.ops.grad_edges import (
     LEAKY_RELU_EXTRA, call_or_write, gradient_edge, in_place_variant, negative_slope_message)
 from gradkit.ops.joining import cat
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.piecewise import where
+from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.shape import _normalize_dim, reshape
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import cpp_number, kernel_error, scalar_type_name
@@ -111,11 +112,17 @@ def _prelu_kernel_backward(xp, g, x, weight):
 
 
 def _prelu_double_backward(grads, g, x, weight):
-    """torch's formulas, which take x = 0 as positive (the first derivative does not)."""
-    gg_x, gg_weight = grads
+    """torch's formulas, which take x = 0 as positive (the first derivative does not), and
+    skip the terms of an undefined output gradient, as torch's (gg_weight * x would be NaN
+    at x = -inf: breadth seed 1186286)."""
+    gg_x, gg_weight = (None if is_undefined(gg) else gg for gg in grads)
     positive = x >= 0
-    return (where(positive, gg_x, gg_x * weight + gg_weight * x),
-            where(positive, 0.0, g * gg_weight), where(positive, 0.0, g * gg_x))
+    terms = [t for t in (gg_x if gg_x is None else gg_x * weight,
+                         gg_weight if gg_weight is None else gg_weight * x) if t is not None]
+    negative = terms[0] if len(terms) == 1 else terms[0] + terms[1]
+    return (where(positive, 0.0 if gg_x is None else gg_x, negative),
+            zeros_like(x) if gg_weight is None else where(positive, 0.0, g * gg_weight),
+            zeros_like(g) if gg_x is None else where(positive, 0.0, g * gg_x))
 
 
 def _prelu_backward_jvp(tangents, g, x, weight):

@@ -23,6 +23,7 @@ from gradkit.ops.linalg import matmul
 from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
 from gradkit.ops.patterns import repeat_interleave
+from gradkit.ops.piecewise import where
 from gradkit.ops.reduction import _softmax_kernel, _sum_along, sum as sum_along
 from gradkit.ops.shape import permute, reshape, squeeze, transpose, unsqueeze
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
@@ -61,6 +62,14 @@ _safe_softmax.defvjp(lambda g, out, dim: out * (g - _sum_along(g * out, out, dim
 _safe_softmax.defjvp(lambda t, out, dim: out * (t - sum_along(t * out, dim, True)))
 
 
+def _unmatched_rows(scores: np.ndarray) -> np.ndarray:
+    """The rows of scores torch's CPU flash kernel finds no maximum in, -inf or NaN each
+    (its running max from -inf passes over NaN), that hold a NaN."""
+    with np.errstate(invalid="ignore"):
+        skipped = ((scores == -math.inf) | np.isnan(scores)).all(axis=-1, keepdims=True)
+    return skipped & np.isnan(scores).any(axis=-1, keepdims=True)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False):
@@ -84,7 +93,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             float16)
     if enable_gqa:
         key, value = _grouped(query, key, value)
-    if query.ndim == 4 and dropout_p == 0.0:  # torch's CPU flash kernel: it saves the query itself
+    flash = query.ndim == 4 and dropout_p == 0.0
+    if flash:  # torch's CPU flash kernel: it saves the query itself
         scores = mul(matmul(query, transpose(key, -2, -1)), scale)
     else:  # torch's math backend scales q and k by sqrt(|scale|) first, and saves those
         root = math.sqrt(abs(scale))
@@ -99,7 +109,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     weights = _safe_softmax(scores, dim=-1)
     if dropout_p > 0.0:  # torch's math backend: dropout of the weights (one mask, kept for
         weights = dropout(weights, dropout_p, True)  # the backward by the graph)
-    return matmul(weights, value)
+    out = matmul(weights, value)
+    unmatched = _unmatched_rows(_host(scores)) if flash else None
+    if unmatched is not None and unmatched.any():
+        # torch's flash kernel writes 0 for a row of NaN scores (a NaN query), whose backward
+        # recomputes NaN weights: NaN gradients throughout (strided seed 73352)
+        out = where(_constant(query, unmatched), 0.0, out)
+    return out
 
 
 def _grouped(query, key, value):

@@ -223,9 +223,16 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:  # noqa: A002 - torch's name
     if input.dtype.itemsize == 2 and input.shape[0] > 1 and input.shape[1]:  # torch's kernel
         raise NotImplementedError(f"\"pdist\" not implemented for '{scalar_type_name(input)}'")
     rows, cols = np.triu_indices(input.shape[0], 1)
-    return one_node("PdistBackward0",
-                    lambda x: getitem(_cdist(x, x, p=float(p), _nan_max=True), (rows, cols)),
+    return one_node("PdistBackward0", lambda x: _pair_distances(x, rows, cols, float(p)),
                     (input,), {"self": 0, "result": "result"}, {"p": float(p)})
+
+
+def _pair_distances(x: Tensor, rows, cols, p: float) -> Tensor:
+    """The distance of each pair of rows x[rows[k]], x[cols[k]]: a batch of 1 x 1 cdists, so
+    that, as torch's pdist backward, no row meets itself (a row holding inf would give the
+    diagonal's inf - inf, NaN in the gradient: strided seed 27820)."""
+    first, second = (unsqueeze(getitem(x, index), -2) for index in (rows, cols))
+    return view(_cdist(first, second, p=p, _nan_max=True), shape=(len(rows),))
 
 # -- dist ----------------------------------------------------------------------------------------
 

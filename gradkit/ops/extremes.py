@@ -37,7 +37,9 @@ def _evenly_all(g, x, out):
     """Gradient of max()/min() without dim: shared among the picked elements (torch's
     evenly_distribute_backward, which finds NaNs)."""
     mask = _nan_aware_mask(x, out)
-    return where(mask, expand_back(g, tuple(x.shape), None, False) / sum(mask), 0.0)
+    # g / count first, as torch's masked_fill_ of that value: of an empty x its derivative
+    # is 0 * (1 / 0), NaN (strided seed 82382: median of an empty tensor)
+    return where(mask, expand_back(g / sum(mask), tuple(x.shape), None, False), 0.0)
 
 
 def _evenly_all_jvp(t, x, out):

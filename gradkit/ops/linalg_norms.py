@@ -16,7 +16,7 @@ from gradkit.ops.arithmetic import pow
 from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.conversion import astype
-from gradkit.ops.piecewise import abs, sgn, where, zeros_like
+from gradkit.ops.piecewise import _modulus, abs, sgn, where, zeros_like
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.linalg_decompositions import svdvals
@@ -47,7 +47,7 @@ def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
     if dtype is not None:
         check_norm_dtype("linalg.vector_norm", x.dtype, dtype)
         x = x.astype(dtype)
-    a = xp.abs(x)
+    a = _modulus(xp, x)  # abs's |z|, which the extremes' backward compares with
     if a.dtype == np.float16:  # torch computes a half norm in float32, rounded once
         return _norm_of_abs(xp, a.astype(np.float32), ord, axes(dim, x.ndim),
                             keepdim).astype(np.float16)

@@ -49,11 +49,20 @@ def _substitute(xp, a, b, upper, unitriangular, trsm=True):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for i in reversed(range(n)) if upper else range(n):
             known = slice(i + 1, n) if upper else slice(0, i)
-            rest = (a[..., i, known, None] * x[..., known, :]).sum(-2)
-            row = b[..., i, :] - rest
+            row = b[..., i, :] - _sum_of_products(xp, a[..., i, known, None] * x[..., known, :])
             pivot = a[..., i, i, None]
             x[..., i, :] = row if unitriangular else _divide(xp, row, pivot, trsm)
     return x
+
+
+def _sum_of_products(xp, products):
+    """The products' sum over dim -2, as BLAS subtracts them from B one by one: a zero sum is
+    -0.0 where a product has its sign bit, which turns B's -0.0 into +0.0 as each subtraction
+    of -0.0 does (NumPy's sum from its +0.0 identity would leave it: strided seed 39798)."""
+    total = products.sum(-2)
+    if products.dtype.kind != "f":
+        return total
+    return xp.where((total == 0) & xp.signbit(products).any(-2), -0.0, total)
 
 
 def _divide(xp, numerator, pivot, trsm: bool):

@@ -25,7 +25,13 @@ def abs(xp, x):  # noqa: A001 - torch's name
     """|x| elementwise (the modulus for complex x)."""
     if x.dtype.kind == "b":
         raise kernel_error("abs_cpu")(x)
-    return xp.abs(x)
+    return _modulus(xp, x)
+
+
+def _modulus(xp, x):
+    """|x|; for complex x hypot(re, im), as torch's kernels (NumPy's complex abs rounds apart
+    from it on about a third of inputs: |z| of a unit z 1 ulp under 1, breadth seed 1178361)."""
+    return xp.hypot(x.real, x.imag) if x.dtype.kind == "c" else xp.abs(x)
 
 
 def _refuse_complex_in_place(target) -> None:
@@ -44,7 +50,7 @@ def sgn(xp, x):
     """sign for real numbers, x/|x| (0 at 0) for complex ones."""
     if x.dtype.kind != "c":
         return _real_sign(xp, x)
-    mag = xp.abs(x)
+    mag = _modulus(xp, x)
     return xp.where(mag == 0, 0, x / xp.where(mag == 0, 1, mag))
 
 

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from gradkit.memory_format import iterator_order, lay_out
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.half_scalar import HALF
@@ -16,11 +17,13 @@ from gradkit.ops.conversion import fitted, real_if_cast_to_real
 from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, _last_two_swapped, bmm, dot, matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
+from gradkit.ops.index_layout import _broadcast_strides
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.reduction import sum
 from gradkit.ops.scalar_overloads import mul_scalar
 from gradkit.ops.expand_view import expand_refusal
-from gradkit.ops.shape import (_normalize_dim, _reshape_copy, expand, permute, reshape, unsqueeze)
+from gradkit.ops.shape import (VIEW_REFUSAL, _normalize_dim, _reshape_copy, _reshapes_in_place,
+                               expand, permute, reshape, unsqueeze)
 from gradkit.ops.triangular import diagonal_backward
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name, tensor_type_name)
@@ -50,7 +53,8 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     """beta * x + alpha * product in the product's dtype; beta == 0 ignores x (its NaN and
     inf too), as torch; an integer result truncates float scalars, a real one refuses complex.
     An ``empty`` product (nothing summed) is skipped, and so is the product at alpha == 0 in
-    BLAS kernels (all but baddbmm's): its NaN stays out, -alpha * 0 gives no -0.0."""
+    BLAS kernels (all but baddbmm's and complex addmv's): its NaN stays out, -alpha * 0 gives
+    no -0.0."""
     dtype = product.dtype
     if dtype.kind == "b":
         raise kernel_error_after_checks(kernel, product)
@@ -67,7 +71,9 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     if dtype.kind in "iu":
         beta, alpha = int(beta), int(alpha)
     scaled_x = x if beta == 1 else x * as_dtype(xp, beta, dtype)
-    if empty or (alpha == 0 and kernel != "baddbmm_cpu"):
+    # (torch's complex gemv multiplies by a zero alpha: inf or NaN in M v gives NaN, seed 81291)
+    skips = kernel != "baddbmm_cpu" and not (kernel == "addmv_impl_cpu" and dtype.kind == "c")
+    if empty or (alpha == 0 and skips):
         out = xp.zeros(product.shape, dtype) if beta == 0 else scaled_x
         return xp.array(xp.broadcast_to(out, product.shape))
     out = product if alpha == 1 else product * as_dtype(xp, alpha, dtype)
@@ -367,6 +373,20 @@ def kron(input, other):
     shape_b = (1,) * (ndim - other.ndim) + tuple(other.shape)
     # torch's _unsafe_view throughout: neither the reshaped inputs mul saves nor the result
     # are views, so input later write into input or other does not spoil the saved values' versions
-    blocks = _reshape_copy(input, shape=tuple(v for n in shape_a for v in (n, 1))) * \
-        _reshape_copy(other, shape=tuple(v for n in shape_b for v in (1, n)))
-    return _reshape_copy(blocks, shape=tuple(n * m for n, m in zip(shape_a, shape_b)))
+    operands = (_reshape_copy(input, shape=tuple(v for n in shape_a for v in (n, 1))),
+                _reshape_copy(other, shape=tuple(v for n in shape_b for v in (1, n))))
+    blocks = operands[0] * operands[1]
+    shape = tuple(n * m for n, m in zip(shape_a, shape_b))
+    if not _kron_views([o._data for o in operands], blocks._data, shape):
+        raise RuntimeError(VIEW_REFUSAL)
+    return _reshape_copy(blocks, shape=shape)
+
+
+def _kron_views(operands, blocks, shape: tuple) -> bool:
+    """Whether torch's kron can view its product of the ``operands`` (reshaped) as ``shape``:
+    TensorIterator lays the product out in the operands' stride order, and of some layouts
+    (one operand transposed) no view merges its block dims (torch's RuntimeError)."""
+    if type(blocks) is not np.ndarray:
+        return True
+    order = iterator_order(blocks.shape, [_broadcast_strides(a, blocks.shape) for a in operands])
+    return _reshapes_in_place(lay_out(np, blocks, order), shape)

@@ -79,6 +79,10 @@ def _reshapes_in_place(data, shape) -> bool:
     return True
 
 
+VIEW_REFUSAL = ("view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+
+
 @op(save="x.shape", linear=True, view=True, batchable=True)
 def view(xp, x, *, shape):
     """A view of x with a new ``shape``; x must be contiguous enough."""
@@ -89,10 +93,7 @@ def view(xp, x, *, shape):
         try:
             out.shape = shape  # succeeds only when no copy is needed, like torch.view
         except AttributeError:
-            raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least one "
-                "dimension spans across two contiguous subspaces). Use .reshape(...) "
-                "instead.") from None
+            raise RuntimeError(VIEW_REFUSAL) from None
         return out
     return x.reshape(shape)
 

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import known_fwd
-from .ops_breadth import _hermitian_pd, _shifted
+from .ops_breadth import _hermitian_pd, _shifted, _square
 from .ops_optim import error_problems, negated_complex_zero, single_precision_lbfgs
 from .programs import OPS
 from .runner import Result, TorchInternalError, _diff, compare, run
@@ -508,7 +508,25 @@ def _lapack_signed_zero(program, mine: Result, theirs: Result) -> bool:
     matrix, the zeros cholesky or householder_product leave) or solve_triangular's (torch's
     MKL trsm: breadth seed 1269118): MKL's, not OpenBLAS's or gradkit's."""
     step = _first_signed_zero_step(program, mine, theirs)
-    return step is not None and (step.op in LAPACK_OPS or step.op == "l_solve_triangular")
+    return step is not None and (step.op in LAPACK_OPS or step.op == "l_solve_triangular") \
+        or _inverted_lapack_signed_zero(program, mine, theirs)
+
+
+def _inverted_lapack_signed_zero(program, mine: Result, theirs: Result) -> bool:
+    """A LAPACK step's result differs only in the sign of a zero, and later values differ
+    only where one side is not finite: 1 / -0.0 is -inf (strided seed 90118:
+    float_power(lu_solve of a zero matrix, -1))."""
+    if mine.error or theirs.error or not compare(mine, theirs) or mine.slots != theirs.slots \
+            or not _only_non_finite_differ(mine, theirs):
+        return False
+    leaves = len(program.leaves)
+    for k, step in enumerate(program.steps):
+        ours, torchs = mine.values[leaves + k], theirs.values[leaves + k]
+        if step.op in LAPACK_OPS and ours.shape == torchs.shape and ours.dtype.kind == "f" \
+                and np.array_equal(ours, torchs, equal_nan=True) and \
+                (np.signbit(ours) != np.signbit(torchs))[ours == 0].any():
+            return True
+    return False
 
 
 # the steps whose result depends on which of some (near-)equal elements is the largest
@@ -523,9 +541,7 @@ def _topk_among_ties(program, mine: Result, theirs: Result) -> bool:
     (smallest) and the next along its dim: torch's topk picks other ones of them than
     gradkit's stable order, so their gradients land on other elements (breadth seed
     1061570: topk of 3 of a column of four zeros)."""
-    problems = compare(mine, theirs)
-    if mine.error or theirs.error or not problems or not all(
-            p.startswith(("grads", "signed zero in grads")) for p in problems):
+    if not _only_gradients_differ(mine, theirs):
         return False
     for step in program.steps:
         x = theirs.values[step.inputs[0]] if step.op == "b_topk" else None
@@ -535,6 +551,50 @@ def _topk_among_ties(program, mine: Result, theirs: Result) -> bool:
                 ..., :step.params["k"] + 1]
             if (picked[..., 1:] == picked[..., :-1]).any():
                 return True
+    return False
+
+
+def _msort_of_signed_zeros(program, mine: Result, theirs: Result) -> bool:
+    """Only the sign of zeros differs, first in msort's result along a dim of more than 16
+    holding 0.0 and -0.0: torch's unstable CPU sort orders that tie otherwise than gradkit's
+    stable one (strided seed 68955: msort of a meshgrid of 18)."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    if step is None or step.op != "b_msort":
+        return False
+    x = theirs.values[step.inputs[0]]
+    zeros = x == 0
+    return x.ndim > 0 and x.shape[0] > 16 and bool(
+        ((zeros & np.signbit(x)).any(0) & (zeros & ~np.signbit(x)).any(0)).any())
+
+
+def _only_gradients_differ(mine: Result, theirs: Result) -> bool:
+    """Neither run raised, and only gradients differ."""
+    problems = compare(mine, theirs)
+    return not (mine.error or theirs.error) and bool(problems) and all(
+        p.startswith(("grads", "signed zero in grads")) for p in problems)
+
+
+# the quantile steps, and what they take the quantile of
+_QUANTILES = {"e2_quantile": lambda x: x, "e2_nanquantile": np.log}
+
+
+def _quantile_among_ties(program, mine: Result, theirs: Result) -> bool:
+    """Only gradients differ, and a quantile (nanquantile) step reduces a row of more than 16
+    values with ties (NaNs too): torch's CPU sort orders them otherwise than gradkit's stable
+    one there, so the gradient goes to another of the equal elements (breadth seed 1189634:
+    nanquantile of a row of 64 NaNs)."""
+    if not _only_gradients_differ(mine, theirs):
+        return False
+    for step in program.steps:
+        if step.op not in _QUANTILES or not theirs.values[step.inputs[0]].ndim:
+            continue
+        with np.errstate(all="ignore"):
+            x = _QUANTILES[step.op](theirs.values[step.inputs[0]])
+        dim = step.params["dim"]
+        rows = x.reshape(1, -1) if dim is None else np.moveaxis(x, dim, -1).reshape(
+            -1, x.shape[dim])
+        if rows.shape[-1] > 16 and any(np.unique(row).size < row.size for row in rows):
+            return True
     return False
 
 
@@ -569,9 +629,12 @@ def _agree_but_for_rounding(step, mine: Result, theirs: Result) -> bool:
 
 def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
     """A step at or before the first value to differ turns a rounding difference of its
-    input into another number: unique's ties, x ** inf at |x| = 1 (0, inf or NaN), cdist's
-    matmul form near a zero distance, atanh at 1 (atanh(1 - ulp) is 8.7, atanh(1) inf),
-    vector_norm(ord=0) counting a rounding-noise entry that is 0 on the other side, x % y
+    input into another number: unique's ties, x ** inf at |x| = 1 (0, inf or NaN), xlogy(x,
+    inf) at x = 0, cdist's matmul form near a zero distance, atanh at 1 (atanh(1 - ulp) is
+    8.7, atanh(1) inf), acosh at 1 (its slope is infinite there: strided seed 20711),
+    lgamma (digamma, polygamma) at a pole,
+    vector_norm(ord=0) (nonzero, count_nonzero: strided seed 32768) counting a rounding-noise
+    entry that is 0 on the other side, x % y
     (fmod, //) where y divides x but for rounding, sin of a huge argument, a polynomial's
     degree floor(4 |n|) of an n one ulp below 1 (breadth seed 99391), histc of a value at a
     bin edge but for rounding (breadth seed 201754), a logical op's truth of a value that is
@@ -597,10 +660,12 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
         periodic = _periodic_of_a_huge_argument(
             step, mine if before is None else mine._replace(values=before))
         amplifies = periodic or step.op == "b_unique" or (
-            step.op == "e2_float_power_scalar" and abs(step.params.get("s", 0)) == math.inf) \
+            step.op in _BY_AN_INFINITE_SCALAR and abs(step.params.get("s", 0)) == math.inf) \
             or (step.op == "s_cdist" and step.params.get("mode") == "use_mm_for_euclid_dist") \
-            or step.op in ("fb_atanh", "fb_atanh_") \
+            or step.op in ("fb_atanh", "fb_atanh_") or _acosh_of_a_rounding(program, k) \
+            or _gamma_near_a_pole(step, mine) \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
+            or step.op in ("b_nonzero", "b_count_nonzero") \
             or _floors_a_quotient(step) \
             or step.op == "sp_polynomial_tensor_n" \
             or step.op == "b_histc" \
@@ -641,6 +706,36 @@ def _rounding_floor(x) -> float:
         x[np.isfinite(x)]))))
 
 
+def _acosh_of_a_rounding(program, k: int) -> bool:
+    """acosh (acosh_) at step ``k`` of inputs that differ in value, not only in the sign of a
+    zero (that is the branch cut's conjugate: the FFT zero-sign Known, breadth seed 1045773)."""
+    step = program.steps[k]
+    if step.op not in ("fb_acosh", "fb_acosh_"):
+        return False
+    ours, torchs = _values_before(program, k)
+    return ours is not None and not all(
+        np.array_equal(ours[i], torchs[i], equal_nan=True) for i in step.inputs)
+
+
+def _gamma_near_a_pole(step, mine: Result) -> bool:
+    """lgamma, digamma or a polygamma of an input within rounding of a non-positive integer,
+    a pole: -1 is inf, -0.99999994 is 16.6 (a float32 corrcoef of -1: breadth seed 1171628)."""
+    if step.op != "e2_gamma_unary" or step.params["fn"] not in _POLES_AT_NON_POSITIVE:
+        return False
+    x = np.real(mine.values[step.inputs[0]])
+    x = x[np.isfinite(x)]
+    nearest = np.round(x)
+    return bool(np.any((nearest <= 0) & (np.abs(x - nearest) <= 1e-6 * np.maximum(1, -x))))
+
+
+_POLES_AT_NON_POSITIVE = ("lgamma", "digamma", "trigamma", "polygamma3")
+
+
+# steps of a scalar s that, at s = inf, turn rounding noise into another number: |x| ** inf
+# at |x| = 1 (0 or inf), xlogy(x, inf) of an x around 0 (-inf, 0 or inf: strided seed 32471)
+_BY_AN_INFINITE_SCALAR = ("e2_float_power_scalar", "b_pow_scalar", "e_xlogy_scalar")
+
+
 def _values_before(program, k: int) -> tuple:
     """Each library's env values as step ``k`` starts (the program run to there), or
     (None, None) when either raises (an in-place step overwrites its input's values; atanh_
@@ -678,13 +773,17 @@ def _bernoulli_mode_at_one_half(step, mine: Result, theirs: Result, out: int) ->
 def _sign_test_of_noise(step, mine: Result, theirs: Result) -> bool:
     """where(x.real > 0, x, y) of an x that agrees but for rounding and is above 0 on one side
     only (logsumexp(log_softmax(x)) is rounding noise around 0: 0 here, 6e-8 in torch, whose
-    log_softmax is an ulp off; core seed 3145072)."""
-    if step.op != "where":
+    log_softmax is an ulp off; core seed 3145072); masked_select(x, x.real > 0) of such an x
+    too (a singular complex64 det, 2e-16 here and 2e-8 in torch: breadth seed 1152123)."""
+    if step.op not in ("where", "b_masked_select"):
         return False
     x_mine, x_theirs = mine.values[step.inputs[0]], theirs.values[step.inputs[0]]
-    return x_mine.shape == x_theirs.shape and np.allclose(
-        x_mine, x_theirs, rtol=1e-6, atol=1e-7, equal_nan=True) and bool(
-        np.any((x_mine.real > 0) != (x_theirs.real > 0)))
+    if x_mine.shape != x_theirs.shape or not np.allclose(
+            x_mine, x_theirs, rtol=1e-6, atol=1e-7, equal_nan=True):
+        return False
+    differ = (x_mine.real > 0) != (x_theirs.real > 0)  # where both are noise, not inf or NaN
+    return bool(differ.any()) and bool(
+        np.isfinite(x_mine[differ]).all() and np.isfinite(x_theirs[differ]).all())
 
 
 def _truncates_a_rounding(step, mine: Result, theirs: Result, out: int) -> bool:
@@ -960,7 +1059,7 @@ def _repeated_spectrum(program, mine: Result, theirs: Result) -> bool:
     if not problems or not (_phase_check_of_noise(mine, theirs) or all(
             p.startswith(("grads", "signed zero in grads")) for p in problems)):
         return False
-    return _has_repeated_spectrum(program.steps, theirs)
+    return _has_repeated_spectrum(program, range(len(program.steps)), theirs)
 
 
 def _det_gradient_at_a_singular_matrix(program, mine: Result, theirs: Result) -> bool:
@@ -997,9 +1096,7 @@ def _infinite_slope_at_a_lapack_zero(program, mine: Result, theirs: Result) -> b
     the other (MKL's U S V^H of [[2, 0], [-0.77, 2]] has an exact 0 where OpenBLAS's has
     -1e-17: NaN in torch, a finite gradient here; breadth seed 1041007; sinc's second
     derivative of a singular det, complex: breadth seed 1196732)."""
-    problems = compare(mine, theirs)
-    if mine.error or theirs.error or not problems or not all(
-            p.startswith(("grads", "signed zero in grads")) for p in problems):
+    if not _only_gradients_differ(mine, theirs):
         return False
     for k, step in enumerate(program.steps):
         i = _slope_input_not_finite_at_zero(step)
@@ -1012,6 +1109,23 @@ def _infinite_slope_at_a_lapack_zero(program, mine: Result, theirs: Result) -> b
             scale = max(1.0, float(np.nanmax(np.abs(torchs))))
             noise = np.abs(ours - torchs) <= 16 * np.finfo(ours.dtype).eps * scale
         if ((noise & ((ours == 0) != (torchs == 0))).any()):
+            return True
+    return _complex_det_at_a_singular_value_zero(program, theirs)
+
+
+def _complex_det_at_a_singular_value_zero(program, theirs: Result) -> bool:
+    """A complex det of a singular matrix under create_graph: its derivative is then the
+    SVD's cofactors, whose backward divides by each singular value, and the smallest is an
+    exact 0 from one LAPACK and rounding noise from the other (complex64 [[a, b], [a, b]]:
+    OpenBLAS's 0, NaN here; MKL's 9e-8, finite in torch; breadth seed 1183277)."""
+    if not program.create_graph:
+        return False
+    for step in program.steps:
+        matrix = theirs.values[step.inputs[0]] if step.op == "b_det" else None
+        if matrix is None or matrix.dtype.kind != "c" or not np.isfinite(matrix).all():
+            continue
+        values = np.linalg.svd(_square(np, matrix, step.params["n"]), compute_uv=False)
+        if values.size and values.min() <= 64 * np.finfo(matrix.dtype).eps * values.max():
             return True
     return False
 
@@ -1042,18 +1156,24 @@ def _eigenvectors_of_a_repeated_eigenvalue(program, mine: Result, theirs: Result
         return False
     first = _first_differing_value(program, mine._replace(error=None), theirs._replace(error=None))
     return first is not None and first[0].op == "l_eig_pairs" and \
-        _has_repeated_spectrum([first[0]], theirs)
+        _has_repeated_spectrum(program, [first[1] - len(program.leaves)], theirs)
 
 
-def _has_repeated_spectrum(steps, theirs: Result) -> bool:
-    """Some eig/eigh step of ``steps`` has a matrix whose eigenvalues repeat up to rounding, or
-    an SVD step with singular vectors one whose singular values do (its gradient divides by
-    their squares' differences: breadth seed 1044475, a constant 3 x 3 matrix plus 2 I)."""
-    for step in steps:
+def _has_repeated_spectrum(program, steps, theirs: Result) -> bool:
+    """Some eig/eigh step (of the indices ``steps``) has a matrix whose eigenvalues repeat up
+    to rounding, or an SVD step with singular vectors one whose singular values do (its
+    gradient divides by their squares' differences: breadth seed 1044475, a constant 3 x 3
+    matrix plus 2 I); a matrix written in place afterwards is read as the step found it
+    (breadth seed 1156231: cumsum_ of the rank-1 matrix after its eig)."""
+    for k in steps:
+        step = program.steps[k]
         svd = step.op == "fb_svd_legacy" and step.params["flag2"]
         if (svd or step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod")) and theirs.values:
             source = theirs.values[step.inputs[0]]
-            if not source.size or not np.isfinite(source).all():
+            if any(w > k for w in _writes_into(program, theirs, step.inputs[0])):
+                source = _values_before(program, k)[1]
+                source = None if source is None else source[step.inputs[0]]
+            if source is None or not source.size or not np.isfinite(source).all():
                 continue
             # the matrix the draw builds (eigh's: its eigenvectors' gradient divides too)
             build = _hermitian_pd if step.op == "b_eigh_prod" else _shifted
@@ -1238,6 +1358,7 @@ LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", 
                         "fb_svd_legacy", "fb_qr_legacy", "fb_cholesky_legacy", "fb_lu_legacy",
                         "fb_lu_solve_legacy", "fb_pinverse", "fb_triangular_solve",
                         "fb_cholesky_solve", "fb_cholesky_inverse", "fb_ormqr", "fb_ldl_solve",
+                        "l_solve_triangular",  # MKL's trsm kernels, as fb_triangular_solve's
                         "e2_logdet",  # lane fuzzm: logdet is slogdet's LU (seed 113324)
                         "l_tensorinv"})  # an inverse (strided_breadth seed 16102)
 
@@ -1253,21 +1374,59 @@ def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
         _lapack_refuses_a_nan_left_by_blas(program, mine, theirs) or \
         _ldl_refuses_a_nan_pivot(program, mine, theirs) or \
         _phase_check_of_nan_vectors(program, mine, theirs) or \
-        _downstream_of_a_non_finite_lapack_result(program, mine, theirs)
+        _downstream_of_a_non_finite_lapack_result(program, mine, theirs) or \
+        _svd_does_not_converge_at_non_finite(program, mine, theirs) or \
+        _lu_zero_pivot_at_non_finite(program, mine, theirs)
+
+
+def _lu_zero_pivot_at_non_finite(program, mine: Result, theirs: Result) -> bool:
+    """gradkit's LU of a matrix with an infinite entry met an exact zero pivot, so its solve
+    refused the matrix as singular (in backward: A^H's solve), where MKL's carried NaN on and
+    torch computed; the values agree (breadth seed 1205874)."""
+    if mine.error is None or mine.error[0] not in ("backward", "double backward") or \
+            "input matrix is singular" not in mine.message or theirs.error is not None and \
+            _phase_rank(theirs.error[0]) <= _phase_rank(mine.error[0]):
+        return False
+    return bool(theirs.values) and any(_runs_lapack(step) and any(
+        not np.isfinite(theirs.values[i]).all() for i in step.inputs)
+        for step in program.steps) and not compare(
+        mine._replace(error=None, grads=[], grads2=[]),
+        theirs._replace(error=None, grads=[], grads2=[]))
+
+
+def _svd_does_not_converge_at_non_finite(program, mine: Result, theirs: Result) -> bool:
+    """torch's MKL SVD did not converge on a matrix with an infinite entry and raised, where
+    gradkit's gives NaN and goes on (strided seed 54005: pinverse of atanh of a bool matrix)."""
+    if theirs.error is None or not theirs.error[0].startswith("step") or \
+            "failed to converge because the input matrix is ill-conditioned" not in \
+            theirs.message or mine.error is not None and \
+            _phase_rank(mine.error[0]) <= _phase_rank(theirs.error[0]):
+        return False
+    step = program.steps[int(theirs.error[0].split()[1])]
+    return _runs_lapack(step) and any(
+        i < len(mine.values) and not np.isfinite(mine.values[i]).all() for i in step.inputs)
 
 
 def _downstream_of_a_non_finite_lapack_result(program, mine: Result, theirs: Result) -> bool:
     """A LAPACK step of a non-finite input whose results differ only where one side is not
     finite, and a later step that makes another value (or shape) of that difference: a
     masked_select of ``x.real > 0`` keeps torch's inf and drops gradkit's NaN (breadth seed
-    104672)."""
+    104672). A side that raised at a step is read as the program ran up to it (strided seed
+    62139: gradkit's eig refuses the NaN of its lstsq where MKL's left zeros)."""
     leaves, slots = len(program.leaves), []
+    values = mine.values, theirs.values
+    failed = [int(r.error[0].split()[1]) for r in (mine, theirs)
+              if r.error is not None and r.error[0].startswith("step ")]
+    if failed and not all(values):
+        values = _values_before(program, min(failed))
+        if values[0] is None:
+            return False
     for k, step in enumerate(program.steps):
         slot = leaves + k
-        if not _runs_lapack(step) or slot >= min(len(mine.values), len(theirs.values)) or all(
-                np.isfinite(theirs.values[i]).all() for i in step.inputs):
+        if not _runs_lapack(step) or slot >= min(map(len, values)) or all(
+                np.isfinite(values[1][i]).all() for i in step.inputs):
             continue
-        ours, torchs = mine.values[slot], theirs.values[slot]
+        ours, torchs = values[0][slot], values[1][slot]
         if ours.shape == torchs.shape and ours.dtype == torchs.dtype:
             both = np.isfinite(ours) & np.isfinite(torchs)
             if np.allclose(ours[both], torchs[both], rtol=1e-4, atol=1e-6):
@@ -1326,13 +1485,16 @@ def _runs_lapack(step) -> bool:
 def _ldl_refuses_a_nan_pivot(program, mine: Result, theirs: Result) -> bool:
     """gradkit's ldl_factor (reference LAPACK's sytf2) reports the NaN pivot of a non-finite
     matrix as singular and raises; MKL's sytrf leaves it and torch computes on (breadth seed
-    55562)."""
-    if theirs.error is not None or mine.error is None or not mine.error[0].startswith("step") \
-            or "Unknown error code" not in mine.message:
+    55562; torch's run may fail later, where gradkit never got: strided seed 75518)."""
+    if mine.error is None or not mine.error[0].startswith("step") \
+            or "Unknown error code" not in mine.message or theirs.error is not None and \
+            _phase_rank(theirs.error[0]) <= _phase_rank(mine.error[0]):
         return False
-    step = program.steps[int(mine.error[0].split()[1])]
-    return step.op == "fb_ldl_solve" and not all(
-        np.isfinite(theirs.values[i]).all() for i in step.inputs)
+    k = int(mine.error[0].split()[1])
+    step = program.steps[k]
+    values = theirs.values or _values_before(program, k)[1]
+    return step.op == "fb_ldl_solve" and values is not None and not all(
+        np.isfinite(values[i]).all() for i in step.inputs)
 
 
 def _lapack_refuses_a_nan_left_by_lapack(program, mine: Result, theirs: Result) -> bool:
@@ -1475,17 +1637,12 @@ def _dist_p0_backward(program, mine: Result, theirs: Result) -> bool:
 
 def _cdist_matmul_noise(program, mine: Result, theirs: Result) -> bool:
     """cdist's matmul form at a zero distance that rounding left as a tiny positive square
-    (at different entries in NumPy and torch): only gradients differ (noise there). torch's
-    second derivative at an exact zero distance is NaN (its backward divides by the distance,
-    then masks: 0 / 0 going back), which an eigenvectors' phase check after it may refuse in
-    torch alone (breadth seed 1208859)."""
-    if not _uses(program, "s_cdist", mode="use_mm_for_euclid_dist"):
-        return False
-    if mine.error is None and theirs.error is None:
-        return not compare(mine._replace(grads=[], grads2=[]), theirs._replace(grads=[], grads2=[]))
-    return _one_sided_phase_check(mine, theirs) and "double backward" in (
-        mine.error or theirs.error)[0] and not compare(
-        mine._replace(error=None, grads2=[]), theirs._replace(error=None, grads2=[]))
+    (at different entries in NumPy and torch): only gradients differ (noise there), or one
+    side's eig backward refuses its phase check of such a gradient (breadth seed 1208859)."""
+    return ((mine.error is None and theirs.error is None or _one_sided_phase_check(mine, theirs))
+            and _uses(program, "s_cdist", mode="use_mm_for_euclid_dist")
+            and not compare(mine._replace(error=None, grads=[], grads2=[]),
+                            theirs._replace(error=None, grads=[], grads2=[])))
 
 
 def _max_pool_padding_window(program, mine: Result, theirs: Result) -> bool:
@@ -1763,11 +1920,19 @@ def _storage_layout_read(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is an as_strided read of inputs that agree: the two libraries
     laid the input out differently in memory (a LAPACK factor, an FFT along a middle dim)."""
     first = _first_differing_value(program, mine, theirs)
-    if first is None or first[0].op not in _STORAGE_READERS or first[0].op == "fb_as_strided_":
+    if first is None:
         return False
-    return all(mine.values[i].shape == theirs.values[i].shape and np.allclose(
-        mine.values[i], theirs.values[i], rtol=1e-6, atol=1e-7, equal_nan=True)
-        for i in first[0].inputs)
+    step, ours, torchs = first[0], mine.values, theirs.values
+    writes = _writes_into(program, mine, first[1])
+    if writes and program.steps[writes[-1]].op == "fb_as_strided_":
+        # in place: the first value to differ is the tensor it rewrote; compare its input as
+        # the step found it (torch's inverse is column-major: breadth seed 1162051)
+        step = program.steps[writes[-1]]
+        ours, torchs = _values_before(program, writes[-1])
+    elif step.op not in _STORAGE_READERS or step.op == "fb_as_strided_":
+        return False
+    return ours is not None and all(ours[i].shape == torchs[i].shape and np.allclose(
+        ours[i], torchs[i], rtol=1e-6, atol=1e-7, equal_nan=True) for i in step.inputs)
 
 
 def _only_downstream_of(program, mine: Result, theirs: Result, slots: list) -> bool:
@@ -1915,6 +2080,12 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("topk among equal values: torch picks other elements (so other gradients)",
           "docs/api.md", "`topk` may pick other indices than gradkit among equal values",
           _topk_among_ties),
+    Known("msort of 0.0 and -0.0 along a dim of more than 16: torch's sort orders them "
+          "otherwise", "docs/api.md", "torch's default (unstable) sort and `topk` may pick",
+          _msort_of_signed_zeros),
+    Known("quantile among equal values of a row of more than 16: torch's sort orders them "
+          "otherwise", "docs/numerics.md", "orders ties otherwise in longer rows",
+          _quantile_among_ties),
     Known("median/nanmedian along a stride-0 dim: torch's reads memory it did not write",
           "docs/numerics.md", "read memory they did not write", _median_along_a_stride_zero_dim),
     Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",

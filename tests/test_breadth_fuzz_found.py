@@ -776,13 +776,13 @@ def test_median_along_a_stride_zero_dim_is_known(name):
         rows = x.expand(2, 3) if expanded else x.expand(2, 3).contiguous()
         return getattr(m, name)(rows, -1).values.tolist()
     assert median(gradkit, True) == median(gradkit, False) == median(torch, False) == [0.5, 0.7]
-    assert median(torch, True) != [0.5, 0.7]
     program = Program("breadth", (Leaf((), "float64", True), Leaf((), "float64", False)), (
         Step("fb_as_strided", (1,), {"size": (1, 3), "stride": (3, 0), "offset": 0}),
         Step(f"b_{name}", (2,), {"dim": -1, "keepdim": True})), False, 1092789, backward=True)
+    # torch's value is whatever the memory held: now and then the right one (then no problem)
     problems, known = diff_program(program)
-    assert problems[0].startswith("values[3]")
-    assert known == "median/nanmedian along a stride-0 dim: torch's reads memory it did not write"
+    assert not problems or problems[0].startswith("values[3]") and known == (
+        "median/nanmedian along a stride-0 dim: torch's reads memory it did not write")
 
 
 @pytest.mark.parametrize("requiring", ["other", "input", "input2", "all"])

@@ -116,6 +116,8 @@ def _prelu_double_backward(grads, g, x, weight):
     skip the terms of an undefined output gradient, as torch's (gg_weight * x would be NaN
     at x = -inf: breadth seed 1186286)."""
     gg_x, gg_weight = (None if is_undefined(gg) else gg for gg in grads)
+    if gg_x is None and gg_weight is None:  # no gradient came (gradcheck's undefined check)
+        return None, None, None
     positive = x >= 0
     terms = [t for t in (gg_x if gg_x is None else gg_x * weight,
                          gg_weight if gg_weight is None else gg_weight * x) if t is not None]

@@ -238,3 +238,20 @@ def test_fuzz_programs_writing_through_data_or_reading_a_negative_imag_match_tor
     through ``.data`` of a conj view of an unbind output, which must bump no version of the
     base's and leave the unbind output valid, as torch's ``.data`` has its own counter)."""
     assert diff_program(generate(RandomDrawer(seed), "conj_views")) == ([], None)
+
+
+def test_conj_views_made_and_dropped_leave_no_registry_entry():
+    """The registry that lets a write through ``.data`` refresh conj views forgets a view when
+    it dies (a complex model making x.conj() each step must not grow it)."""
+    import gc
+
+    from gradkit.ops.views import COMPUTED_VIEWS
+    before = len(COMPUTED_VIEWS)
+    for _ in range(50):
+        x = gradkit.tensor([1 + 2j, 3 - 1j])
+        c = x.conj()
+        x.data.add_(1)
+        assert c.tolist() == [2 - 2j, 4 + 1j]
+    del x, c
+    gc.collect()
+    assert len(COMPUTED_VIEWS) == before

@@ -189,7 +189,7 @@ def mark_one_view(op, base, view, params, index) -> None:
     # must give this one a fresh history (ops/inplace.py)
     refs.append(_weakref(view))
     if info.computed:
-        COMPUTED_VIEWS.setdefault(id(memory_owner(info.base._data)), []).append(refs[-1])
+        _register_computed(view, id(memory_owner(info.base._data)))
     n = len(refs) - 1
     if n >= 32 and n & (n - 1) == 0:  # at each power of two: drop dead views (amortized O(1))
         refs[1:] = [r for r in refs[1:] if r() is not None]
@@ -265,8 +265,20 @@ def writable_alias(target):
 
 # id of the array owning a memory -> weak references to the computed (conj) views of it: a
 # write through a tensor with a version counter of its own (``.data``) must refresh them too
-# (conj_views seed 300717). Empty unless conj views were made: writes then pay one test.
+# (conj_views seed 300717). Empty unless conj views live: writes then pay one test.
 COMPUTED_VIEWS: dict[int, list] = {}
+
+
+def _register_computed(view, key: int) -> None:
+    """A dead view's reference leaves the registry (and an emptied memory its key), so views
+    made and dropped each step leave nothing behind."""
+    refs = COMPUTED_VIEWS.setdefault(key, [])
+
+    def forget(ref, refs=refs):
+        refs.remove(ref)
+        if not refs and COMPUTED_VIEWS.get(key) is refs:
+            del COMPUTED_VIEWS[key]
+    refs.append(_weakref(view, forget))
 
 
 def memory_owner(array):
@@ -282,17 +294,9 @@ def refresh_computed_elsewhere(tensor) -> None:
     written through into its base's memory."""
     info = getattr(tensor, "_view", None)
     key = id(memory_owner((info.base if info is not None and info.computed else tensor)._data))
-    refs = COMPUTED_VIEWS.get(key)
-    if refs is None:
-        return
-    live = [r for r in refs if r() is not None]
-    if not live:
-        del COMPUTED_VIEWS[key]
-        return
-    refs[:] = live
-    for ref in live:
+    for ref in tuple(COMPUTED_VIEWS.get(key, ())):  # (a dead view leaves the list meanwhile)
         view = ref()
-        if view is not tensor and view._vc is not tensor._vc:
+        if view is not None and view is not tensor and view._vc is not tensor._vc:
             refresh_computed(view)
 
 

@@ -14,7 +14,11 @@ _HIDDEN = {
         "padding stride torch_arguments unbatched windows"),
     "AdaptiveMaxPool3DBackward0": ("ceil_mode dilation fallback kernel_size kind output_size "
         "padding stride torch_arguments unbatched windows"),
+    "AddbmmBackward0": "batch1_dtype batch2_dtype",
+    "AddmmBackward0": "mat1_dtype mat2_dtype",
+    "AddmvBackward0": "mat_dtype vec_dtype",
     "AddrBackward0": "other",
+    "BaddbmmBackward0": "batch1_dtype batch2_dtype",
     "AsStridedBackward0": "source",
     "AsStridedBackward0_copy": "source",
     "AsStridedScatterBackward0": "self_sym_sizes source",

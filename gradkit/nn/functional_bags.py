@@ -70,7 +70,8 @@ def bilinear(input1, input2, weight, bias=None):
     # ATen's composition: _trilinear (TrilinearBackward0) of the inputs as rows, reshaped back
     out = one_node("TrilinearBackward0", trilinear,
                    (input1.reshape(-1, in1), weight, input2.reshape(-1, in2)),
-                   {"i1": 0, "i2": 1, "i3": 2})
+                   {"i1": 0, "i2": 1, "i3": 2},
+                   guards={0: (1, 2), 1: (0, 2), 2: (0, 1)})  # each read by the others' rules
     out = out.reshape(*input1.shape[:-1], out_features)
     return out if bias is None else ops.add(out, bias)
 

@@ -38,14 +38,16 @@ class _Recorded:
 
     __slots__ = ("root", "ends", "inputs", "result", "versions", "returned")
 
-    def __init__(self, inputs: tuple, stand_ins: tuple, output: Tensor, saved: dict) -> None:
+    def __init__(self, inputs: tuple, stand_ins: tuple, output: Tensor, saved: dict,
+                 guards: dict) -> None:
         self.root = (output.grad_fn, output._output_nr)
         self.ends = tuple(None if s is None or not isinstance(s, Tensor) else s.grad_fn
                           for s in stand_ins)
-        kept = set(saved.values())
+        kept = {i for i in saved.values() if i not in guards or any(
+            self.ends[j] is not None for j in guards[i])}
         self.inputs = tuple(t if i in kept else None for i, t in enumerate(inputs))
         self.result = output.detach() if "result" in kept else None
-        self.versions = tuple((i, inputs[i]._vc[0]) for i in saved.values()
+        self.versions = tuple((i, inputs[i]._vc[0]) for i in kept
                               if i != "result" and inputs[i] is not None)
         # (its description, version counter, version) of the tensor one_node returns, when
         # "result" is saved: no reference to that tensor (it holds the node: a cycle)
@@ -136,12 +138,15 @@ _ops: dict = {}
 
 
 def one_node(node_name: str, composite: Callable, inputs: tuple,
-             saved: dict | None = None, constants: dict | None = None) -> Tensor:
+             saved: dict | None = None, constants: dict | None = None,
+             guards: dict | None = None) -> Tensor:
     """``composite(*inputs)`` (inputs: Tensors or None), its graph recorded as one node named
     ``node_name`` with an edge per input. ``saved`` maps torch's ``_saved_<name>`` attributes
     of that node to an input's position or ``"result"``: the inputs torch's node saves, whose
     in-place change before backward raises torch's error. ``constants``: the other
     ``_saved_<name>`` values torch's node keeps (sizes, flags), readable after backward.
+    ``guards`` maps a saved input's position to the positions whose need of a gradient saves
+    it (torch's ``wrap_opt_if``): otherwise it is not saved (None, and free to be written).
     Without a graph to record (no grad, forward AD, a ``gradkit.func`` transform), the
     composite runs as it is."""
     if not records_graph() or grad_state.transforms or batch_state.size or \
@@ -160,7 +165,8 @@ def one_node(node_name: str, composite: Callable, inputs: tuple,
     nodes, slots, meta, _ = edges_and_meta(
         inputs, [t._data if isinstance(t, Tensor) else t for t in inputs])
     node = op.node_class(op, tuple(nodes), tuple(slots),
-                         (_Recorded(inputs, stand_ins, output, saved or {}),), constants,
+                         (_Recorded(inputs, stand_ins, output, saved or {}, guards or {}),),
+                         constants,
                          tuple(meta))
     node.anomaly_trace = output.grad_fn.anomaly_trace  # anomaly mode's forward stack: the user's
     result = Tensor._make(output._data, node, 0)

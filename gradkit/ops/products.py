@@ -13,7 +13,7 @@ from gradkit.ops.half_scalar import HALF
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.complex_products import all_finite, small_bmm, times_one
-from gradkit.ops.conversion import fitted, real_if_cast_to_real
+from gradkit.ops.conversion import astype, fitted, real_if_cast_to_real
 from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, _last_two_swapped, bmm, dot, matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
@@ -90,7 +90,7 @@ def _scale(v, factor):
     return v if factor == 1 else mul_scalar(v, factor)  # torch's maybe_multiply: mul.Scalar
 
 
-def _input_vjp(g, a, b, beta):
+def _input_vjp(g, a_dtype, beta):
     return _scale(g, beta.conjugate())
 
 
@@ -113,13 +113,19 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=_input_vjp):
             out = times_one(xp, out)
         return _scaled_sum(xp, x, out, beta, alpha, _KERNELS[name], empty)
     forward.__doc__ = f"beta * input + alpha * {_FORMULAS[name]} (torch.{name})."
-    declared = op(name=name, save=("a", "b"), broadcast=True, method=True, inplace=True)(forward)
-    declared.defvjp(lambda g, a, b, beta, alpha: vjp_x(g, a, b, beta),
-                    lambda g, a, b, beta, alpha: _scale(vjp_a(g, a, b), alpha.conjugate()),
-                    lambda g, a, b, beta, alpha: _scale(vjp_b(g, a, b), alpha.conjugate()))
-    declared.defjvp(lambda t, a, b, beta, alpha: _scale(t, beta),
-                    lambda t, a, b, beta, alpha: _scale(product(t, b), alpha),
-                    lambda t, a, b, beta, alpha: _scale(product(a, t), alpha))
+    # each factor's rule reads the other factor and its own dtype only, so a factor is saved
+    # only when the other needs a gradient, as torch's (writing it in place afterwards is then
+    # no error: breadth seed 1306971)
+    declared = op(name=name, save=("a", "b", "a.dtype", "b.dtype"), broadcast=True, method=True,
+                  inplace=True)(forward)
+    declared.defvjp(lambda g, a, b, a_dtype, b_dtype, beta, alpha: vjp_x(g, a_dtype, beta),
+                    lambda g, a, b, a_dtype, b_dtype, beta, alpha: _scale(
+                        vjp_a(g, b, a_dtype), alpha.conjugate()),
+                    lambda g, a, b, a_dtype, b_dtype, beta, alpha: _scale(
+                        vjp_b(g, a, b_dtype), alpha.conjugate()))
+    declared.defjvp(lambda t, a, b, a_dtype, b_dtype, beta, alpha: _scale(t, beta),
+                    lambda t, a, b, a_dtype, b_dtype, beta, alpha: _scale(product(t, b), alpha),
+                    lambda t, a, b, a_dtype, b_dtype, beta, alpha: _scale(product(a, t), alpha))
     return declared
 
 
@@ -245,37 +251,45 @@ def _addbmm_half(xp, x, a, b, beta, alpha):
     return xp.array(out)
 
 
-addmm = _declare("addmm", _matrix_product, lambda g, a, b: matmul(g, _mH(b)),
-                 lambda g, a, b: matmul(_mH(a), g))
+# the factors' rules: (g, the other factor, the factor's own dtype) -> the factor's gradient
+addmm = _declare("addmm", _matrix_product, lambda g, b, a_dtype: matmul(g, _mH(b)),
+                 lambda g, a, b_dtype: matmul(_mH(a), g))
 addmv = _declare("addmv", _matrix_product,  # torch's grad.ger(vec.conj()): elementwise
-                 lambda g, a, b: mul(unsqueeze(g, -1), conj(b)),
-                 lambda g, a, b: matmul(_mH(a), g))
-def _refuse_complex_for_real(g, a) -> None:
+                 lambda g, b, a_dtype: mul(unsqueeze(g, -1), conj(b)),
+                 lambda g, a, b_dtype: matmul(_mH(a), g))
+def _refuse_complex_for_real(g, dtype) -> None:
     """torch's engine refuses a complex gradient of a real input: only batch2's dtype (complex)
     on a real batch1 and input, an empty product of two dtypes, gives one."""
-    if _array(g).dtype.kind == "c" and _array(a).dtype.kind != "c":
+    if _array(g).dtype.kind == "c" and dtype.kind != "c":
         raise RuntimeError(MIXED_COMPLEX_GRAD)
 
 
-def _baddbmm_vjp_x(g, a, b, beta):
-    _refuse_complex_for_real(g, a)  # the input has batch1's dtype
-    return _input_vjp(g, a, b, beta)
+def _baddbmm_vjp_x(g, a_dtype, beta):
+    _refuse_complex_for_real(g, a_dtype)  # the input has batch1's dtype
+    return _input_vjp(g, a_dtype, beta)
 
 
-def _baddbmm_vjp_a(g, a, b):
-    _refuse_complex_for_real(g, a)
+def _baddbmm_vjp_a(g, b, a_dtype):
+    _refuse_complex_for_real(g, a_dtype)
     return bmm(g, _mH(b))  # bmm (not matmul) answers an empty product of two dtypes, as torch
 
 
-baddbmm = _declare("baddbmm", _matrix_product, _baddbmm_vjp_a, lambda g, a, b: bmm(_mH(a), g),
-                   _baddbmm_vjp_x)
-def _addbmm_vjp_a(g, a, b):
-    # no batch: an empty gradient in a's own dtype (it need not be b's or the input's then)
-    return zeros_like(a) if a.shape[0] == 0 else matmul(unsqueeze(g, 0), _mH(b))
+baddbmm = _declare("baddbmm", _matrix_product, _baddbmm_vjp_a,
+                   lambda g, a, b_dtype: bmm(_mH(a), g), _baddbmm_vjp_x)
+def _no_batch(factor, shape: tuple, dtype):
+    """The gradient of a factor of no batch: empty, in the factor's own dtype (it need not be
+    the other's or the input's then)."""
+    return astype(reshape(zeros_like(factor), shape), dtype)
 
 
-def _addbmm_vjp_b(g, a, b):
-    return zeros_like(b) if b.shape[0] == 0 else matmul(_mH(a), unsqueeze(g, 0))
+def _addbmm_vjp_a(g, b, a_dtype):
+    return _no_batch(b, (0, g.shape[0], b.shape[1]), a_dtype) if b.shape[0] == 0 else \
+        matmul(unsqueeze(g, 0), _mH(b))
+
+
+def _addbmm_vjp_b(g, a, b_dtype):
+    return _no_batch(a, (0, a.shape[2], g.shape[1]), b_dtype) if a.shape[0] == 0 else \
+        matmul(_mH(a), unsqueeze(g, 0))
 
 
 addbmm = _declare("addbmm", _batch_sum_product, _addbmm_vjp_a, _addbmm_vjp_b)

@@ -110,11 +110,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if dropout_p > 0.0:  # torch's math backend: dropout of the weights (one mask, kept for
         weights = dropout(weights, dropout_p, True)  # the backward by the graph)
     out = matmul(weights, value)
-    unmatched = _unmatched_rows(_host(scores)) if flash else None
+    # (with a mask, the kernel's running max takes a NaN score: the row is softmax's NaN)
+    unmatched = _unmatched_rows(_host(scores)) if flash and attn_mask is None else None
     if unmatched is not None and unmatched.any():
-        # torch's flash kernel writes 0 for a row of NaN scores (a NaN query), whose backward
-        # recomputes NaN weights: NaN gradients throughout (strided seed 73352)
-        out = where(_constant(query, unmatched), 0.0, out)
+        # torch's flash kernel weighs every key of a row of NaN scores (a NaN query) 0: the
+        # row is 0 @ v, 0 but NaN where a value is not finite (breadth seed 1358513); its
+        # backward recomputes NaN weights: NaN gradients throughout (strided seed 73352)
+        with np.errstate(invalid="ignore"):
+            nothing = (_host(value) * 0).sum(axis=-2, keepdims=True)
+        out = where(_constant(query, unmatched), _constant(query, nothing), out)
     return out
 
 

@@ -60,12 +60,13 @@ def _first_zero_pivot(matrix) -> int | None:
     """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's getrf info),
     None when there is none."""
     a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
-    for k in range(a.shape[-1]):
-        p = k + int(idamax(np, np.abs(a[k:, k])))
-        if a[p, k] == 0:
-            return k + 1
-        a[[k, p]] = a[[p, k]]
-        a[k + 1:] -= np.outer(a[k + 1:, k] / a[k, k], a[k])
+    with np.errstate(all="ignore"):  # inf - inf in a non-finite matrix: NaN, no warning
+        for k in range(a.shape[-1]):
+            p = k + int(idamax(np, np.abs(a[k:, k])))
+            if a[p, k] == 0:
+                return k + 1
+            a[[k, p]] = a[[p, k]]
+            a[k + 1:] -= np.outer(a[k + 1:, k] / a[k, k], a[k])
     return None
 
 
@@ -75,16 +76,18 @@ def host(t) -> np.ndarray:
     return np.asarray(values.get() if hasattr(values, "get") else values)
 
 
-def _first_singular(x) -> tuple[int, int]:
-    """(batch index, 1-based zero pivot) of x's first singular matrix, as getrf reports it."""
+def _first_singular(x) -> tuple[int, int | None]:
+    """(batch index, 1-based zero pivot) of x's first singular matrix, as getrf reports it;
+    (0, None) when none is."""
     host_x = host(x)
     batch = host_x.reshape((-1,) + host_x.shape[-2:])
     return next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch)) if p is not None),
-                (0, batch.shape[-1]))
+                (0, None))
 
 
 def _singular_inverse_error(x) -> LinAlgError:
     index, pivot = _first_singular(x)
+    pivot = x.shape[-1] if pivot is None else pivot
     return LinAlgError(f"linalg.inv: {_batch_prefix(x, index)}The diagonal element {pivot} is "
                        "zero, the inversion could not be completed because the input matrix is "
                        "singular.")
@@ -97,7 +100,13 @@ def inv(xp, x):
     try:
         return xp.linalg.inv(x)
     except np.linalg.LinAlgError:
-        raise _singular_inverse_error(x) from None
+        finite = xp.isfinite(x).all(axis=(-2, -1))[..., None, None]
+        if finite.all() or _first_singular(x)[1] is not None:
+            raise _singular_inverse_error(x) from None
+    # OpenBLAS's getrf stopped at a zero pivot that NaN arithmetic left in a non-finite matrix;
+    # torch's (MKL's) reads on through the NaN and inverts it to NaN (breadth seed 1328713)
+    out = xp.linalg.inv(xp.where(finite, x, xp.eye(x.shape[-1], dtype=x.dtype)))
+    return xp.where(finite, out, xp.asarray(math.nan, dtype=out.dtype))
 
 
 inv.defvjp(lambda g, out: -matmul(mH(out), matmul(g, mH(out))))
@@ -138,7 +147,7 @@ def _solve(xp, a, b):
         return _solve_arrays(xp, a, b, vector)
     except np.linalg.LinAlgError:
         index, pivot = _first_singular(a)
-        if _first_zero_pivot(host(a).reshape((-1,) + a.shape[-2:])[index]) is not None:
+        if pivot is not None:
             raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, index)}The solver failed "
                               "because the input matrix is singular.") from None
     # NumPy's LAPACK took a NaN for a zero pivot; torch's MKL solves on, to NaN there

@@ -32,6 +32,8 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
     ax = axes(dim, x.ndim)
     # torch's reduction factor: input numel over output numel, 0 for an empty input
     count = reduced_count(x.shape, dim) if x.size else 0
+    if correction != correction:  # NaN: torch's std::max(0, n - NaN) is 0, with no warning
+        return _divided_by_nothing(xp, x, ax, count, keepdim)
     if count - correction > 0:
         if not count:  # (a negative correction) the mean of nothing is NaN in torch's pass
             shape = tuple(1 if i in ax else n for i, n in enumerate(x.shape)
@@ -41,6 +43,12 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
                               name.endswith("_mean"))
     warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
                  "than the reduction factor (input numel divided by output numel).")
+    return _divided_by_nothing(xp, x, ax, correction, keepdim)
+
+
+def _divided_by_nothing(xp, x, ax: tuple, correction, keepdim: bool):
+    """The sum of squared deviations over ``count - correction <= 0`` (inf, or NaN where it is
+    0), NumPy's warnings silenced."""
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         if x.dtype.kind == "c":  # torch sums the parts' variances: inf + 0/0 is NaN

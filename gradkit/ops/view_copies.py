@@ -103,8 +103,10 @@ def _derived_function(view_function: Callable, name: str, node_name: str | None 
         if not pieces:  # unbind of an empty dim
             return ()
         info = pieces[0]._view
-        derived = derived_op(info.op, name, node_name or info.op.node_name + "_copy", copies,
-                             any_layout)
+        # torch's conjugate and negative fallbacks resolve x for ops that are no views there:
+        # an unsafe split of a conj or neg tensor is a copy (breadth seed 1414137)
+        derived = derived_op(info.op, name, node_name or info.op.node_name + "_copy",
+                             copies or x.is_conj() or x.is_neg(), any_layout)
         if not complex_grad:
             derived.no_complex_grad = name
         return derived(x, **info.params)

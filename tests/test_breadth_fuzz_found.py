@@ -6,6 +6,7 @@ import dataclasses
 import math
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -1912,4 +1913,169 @@ def test_dropout_of_an_empty_tensor_is_the_tensor_itself(p, dtype):
         y.sum().backward()
         return z is y
     assert _outcome(lambda: program(gradkit))[0] == _outcome(lambda: program(torch))[0]
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_atanh_of_a_complex64_quotient_of_itself_is_known():
+    """Known difference (docs/numerics.md, "turn a last-bit difference"; breadth seed
+    1301177): torch divides a 0-d complex64 z / z as NumPy's unfused Smith division (exactly
+    1 - 0j), gradkit's fused one leaves 1 - 7.6e-10j, and atanh_ turns that into 10.8 or inf.
+    The leaf written in place is the first value to differ: its in-place writers are read."""
+    program = Program("breadth", (Leaf((), "complex64", True), Leaf((), "complex64", False)), (
+        Step("num_div_", (1, 1), {"mode": None, "form": "tensor", "s": -2}),
+        Step("fb_atanh_", (1,), {}),
+        Step("e2_float_power", (3, 2), {})), False, 1301177)
+    problems, known = diff_program(program)
+    assert problems and problems[0].startswith("values[1]")
+    assert known == "a step that turns a rounding difference of its input into another number"
+
+
+def test_second_derivative_through_a_single_value_batch_norm_is_known():
+    """Known difference (docs/numerics.md, "a normalization of a single value"; breadth seed
+    1305519): batch norm of one value is rounding noise (-2.5e-6) in both libraries, and
+    xlogy's derivative divides by it; torch's double backward recomputes x - mean as 0."""
+    program = Program("breadth", (Leaf((1, 1), "float32", True),
+                                  Leaf((1, 1, 1), "float32", True)), (
+        Step("fb_aten_norm", (1, 1), {"kind": "native_batch_norm", "affine": False,
+                                     "eps": 1e-05}),
+        Step("e_xlogy", (0, 2), {})), True, 1305519, backward=True)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads2[") for p in problems)
+    assert known == "the second derivative through a normalization of a single value " \
+        "(rounding noise)"
+
+
+@pytest.mark.parametrize("op", ["inv", "inv_ex", "tensorinv"])
+def test_inverse_of_a_non_finite_matrix_is_nan_not_singular(op):
+    """torch's getrf (MKL's) reads on through the NaN that infinities make, and the inverse is
+    NaN; OpenBLAS's stopped at a zero pivot there and gradkit raised the singular error
+    (breadth seed 1328713). A matrix with an exact zero pivot still raises, as torch's."""
+    torch = pytest.importorskip("torch")
+    inf = math.inf
+    bad = [[-inf, 0.0, 1.0], [inf, 0.1, 0.0], [0.0, -inf, 0.0]]
+    calls = {"inv": lambda m, a: m.linalg.inv(a), "inv_ex": lambda m, a: m.linalg.inv_ex(a)[0],
+             "tensorinv": lambda m, a: m.linalg.tensorinv(a.reshape(3, 1, 3), ind=1)}
+    for values in (bad, [bad, [[1.0, 2.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]],
+                   [[0.0, 0.0], [0.0, inf]]):
+        ours, theirs = (str(_outcome(lambda m=m, v=values: calls[op](m, m.tensor(
+            v, dtype=m.float64)))).replace("_LinAlgError", "LinAlgError") for m in (gradkit, torch))
+        assert ours == theirs
+
+
+def test_atanh_of_a_quotient_written_through_another_value_is_known():
+    """Known difference (docs/numerics.md, "turn a last-bit difference"; breadth seed
+    1325286): z / z of lu's 1 x 1 complex64 factor, then atanh_ through another value that is
+    the same tensor, and whose backward raises on both sides: the values before atanh_ are
+    read all the same."""
+    program = Program("breadth", (Leaf((), "complex64", True),), (
+        Step("fb_lu_legacy", (0,), {"n": 1, "flag": False, "flag2": True}),
+        Step("num_div_", (1, 1), {"mode": None, "form": "tensor", "s": -2}),
+        Step("fb_atanh_", (2,), {})), True, 1325286, backward=True)
+    problems, known = diff_program(program)
+    assert problems and problems[0].startswith("values[1]")
+    assert known == "a step that turns a rounding difference of its input into another number"
+
+
+def test_complex_lapack_zero_read_by_a_later_step_is_known():
+    """Known difference (docs/numerics.md, "the sign of the zeros they leave"; breadth seed
+    1329439): ormqr's complex result is -0.0 + 0j in torch (MKL), 0j here; the comparison of
+    complex values lets it pass, embedding of its real part shows it."""
+    program = Program("breadth", (Leaf((3,), "complex128", True, True),
+                                  Leaf((1,), "int64", False)), (
+        Step("fb_ormqr", (0, 0), {"n": 1, "flag": True, "flag2": True}),
+        Step("fb_embedding", (2,), {})), False, 1329439)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("signed zero in values[3]") for p in problems)
+    assert known == "the sign of a zero a LAPACK routine leaves (MKL's, not OpenBLAS's)"
+
+
+@pytest.mark.parametrize("name", ["std", "var", "std_mean", "var_mean"])
+@pytest.mark.parametrize("values", [[-0.38, 0.1], [0.0, 0.0], [1.0, math.inf]])
+def test_nan_correction_divides_by_nothing_as_torch(name, values):
+    """torch's divisor max(0, n - correction) is C++'s std::max: 0 for a NaN correction, so
+    std is inf (NaN for equal values), with no warning; gradkit's was NaN (NumPy's maximum
+    keeps the NaN; breadth seed 1334884)."""
+    torch = pytest.importorskip("torch")
+
+    def program(m):
+        x = m.tensor(values, dtype=m.float64, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no warning in torch
+            out = getattr(m, name)(x, correction=math.nan)
+            out = out[0] if isinstance(out, tuple) else out
+        out.backward()
+        return str([out.item(), x.grad.tolist()])
+    ours, theirs = (_outcome(lambda m=m: program(m)) for m in (gradkit, torch))
+    assert ours[0] == "ok" and ours == theirs
+
+
+@pytest.mark.parametrize("mask", ["none", "causal", "bool_all", "bool", "float"])
+@pytest.mark.parametrize("value_edge", [math.inf, -math.inf, math.nan, 5.0])
+def test_attention_of_a_nan_query_row_as_torchs_flash_kernel(mask, value_edge):
+    """torch's CPU flash kernel weighs every key of a row of NaN scores 0 when no mask is
+    given (its running max passes over NaN): 0 @ v, so NaN where a value is not finite,
+    where gradkit wrote 0 (breadth seed 1358513); with a mask its max takes the NaN and the
+    row is NaN, where gradkit wrote 0 too. (The gradients of a causal one differ: torch's
+    backward skips the blocks the mask hides, gradkit's are NaN throughout.)"""
+    torch = pytest.importorskip("torch")
+    nan = math.nan
+
+    def program(m):
+        q = m.tensor([[[[nan, 1.0], [1.0, 2.0]]]], dtype=m.float64, requires_grad=True)
+        k = m.tensor([[[[1.0, 2.0], [0.5, 0.0], [0.1, 0.2]]]], dtype=m.float64,
+                     requires_grad=True)
+        v = m.tensor([[[[1.0, value_edge], [2.0, 3.0], [0.0, -1.0]]]], dtype=m.float64,
+                     requires_grad=True)
+        masks = {"none": None, "causal": None, "bool_all": m.ones(2, 3, dtype=m.bool),
+                 "bool": m.tensor([[True, False, True], [False, True, True]]),
+                 "float": m.tensor([[0.0, -math.inf, 0.0], [-math.inf, 0.0, 0.0]],
+                                   dtype=m.float64)}
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=masks[mask],
+                                                           is_causal=mask == "causal")
+        out.backward(m.ones_like(out))
+        return [t.detach().numpy() for t in (out, q.grad, k.grad, v.grad)]
+    ours, theirs = program(gradkit), program(torch)
+    assert str(ours[0].tolist()) == str(theirs[0].tolist())
+    for mine, torchs in zip(ours[1:], theirs[1:]) if mask != "causal" else ():
+        np.testing.assert_allclose(mine, torchs, rtol=1e-12, atol=1e-15)
+
+
+def test_svd_product_of_repeated_singular_values_is_known():
+    """Known difference (docs/numerics.md, "up to rounding divide by their"; breadth seed
+    1369393): U S V^H of hfft2's constant blocks plus 2 I, whose singular values repeat: the
+    gradient divides by their squares' differences, NaN in torch, finite here."""
+    program = Program("breadth", (Leaf((3, 1, 1), "complex128", True),), (
+        Step("fft_hfft2", (0,), {"s": (5, 4), "dim": (-2, -1), "norm": "ortho"}),
+        Step("b_svd_prod", (1,), {"n": 6})), False, 1369393)
+    problems, known = diff_program(program)
+    assert problems and problems[0].startswith("grads[0]")
+    assert known == "gradients of eig (eigh, svd) where eigenvalues (singular values) repeat " \
+        "up to rounding"
+
+
+@pytest.mark.parametrize("split", ["unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"])
+@pytest.mark.parametrize("flag", ["conj", "neg"])
+def test_unsafe_split_of_a_conj_or_neg_tensor_is_a_copy(split, flag):
+    """torch's conjugate and negative fallbacks resolve the input of an op that is no view
+    there: the pieces of an unsafe split of a conj (ifft of a real input) or neg tensor do not
+    share its memory, so a later write into it leaves them (a silent stale value here:
+    breadth seed 1414137)."""
+    torch = pytest.importorskip("torch")
+    calls = {"unsafe_split": lambda m, t: m.unsafe_split(t, 1, 0)[1],
+             "unsafe_chunk": lambda m, t: m.unsafe_chunk(t, 2, 0)[1],
+             "unsafe_split_with_sizes": lambda m, t: m.unsafe_split_with_sizes(t, [1, 1], 0)[1]}
+
+    def program(m):
+        x = m.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=m.float64, requires_grad=True)
+        base = m.fft.ifft(x, dim=1, norm="forward") if flag == "conj" else \
+            (x * (1 + 2j)).conj().imag  # imag of a conj tensor: the neg bit
+        assert (base.is_conj() if flag == "conj" else base.is_neg())
+        piece = calls[split](m, base)
+        with m.no_grad():
+            base.mul_(2)
+        (piece.abs() ** 2).sum().backward()
+        # (+ 0.0: torch's gradient of the rows the piece leaves out is -0.0 through the neg
+        # bit, gradkit's 0.0, with a split that is a view too)
+        return str([piece.tolist(), piece.is_conj(), piece.is_neg(), (x.grad + 0.0).tolist(),
+                    type(piece.grad_fn).__name__])
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

@@ -684,3 +684,19 @@ def test_jacfwd_refuses_a_complex_output_after_floor_divide_as_torchs_jacrev():
         messages.append(str(info.value).replace("jacrev", "jacfwd"))
     assert messages[0] == messages[1]
     assert _known_as(300909) == _AS_REVERSE_MODE
+
+
+def test_captured_write_that_fails_raises_its_own_error_first():
+    """Known difference (docs/func.md, "a write that fails raises its own error there"; seeds
+    310182, 310756): an index_put_ into a captured tensor whose indices do not broadcast:
+    torch refuses the captured write before the op runs, gradkit's op raises first."""
+    assert _known_as(310182).startswith("a write into a captured tensor under a transform")
+    for m, error, text in ((torch, RuntimeError, "would mutate a captured Tensor"),
+                           (gradkit, IndexError, "could not be broadcast together")):
+        w = m.zeros(3, 1, dtype=m.float64)
+
+        def write(x, w=w, m=m):
+            w[m.tensor([0, 1, 2]), None, m.tensor([], dtype=m.int64)] = 1.5
+            return x * 2
+        with pytest.raises(error, match=text):
+            m.func.jvp(write, (m.ones(2, dtype=m.float64),), (m.ones(2, dtype=m.float64),))

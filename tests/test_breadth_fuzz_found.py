@@ -2079,3 +2079,22 @@ def test_unsafe_split_of_a_conj_or_neg_tensor_is_a_copy(split, flag):
         return str([piece.tolist(), piece.is_conj(), piece.is_neg(), (x.grad + 0.0).tolist(),
                     type(piece.grad_fn).__name__])
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_softplus_backward_of_a_huge_gradient_stays_finite_unlike_torch():
+    """Deliberate (docs/numerics.md, "multiplies the incoming gradient by"; dist seed 310956):
+    torch's softplus backward overflows float32 with grad * exp(beta x) before dividing; the
+    gradient is grad * sigmoid(beta x), finite."""
+    torch = pytest.importorskip("torch")
+    x_value, grad = 13.8, 1.4e34
+
+    def gradient(m):
+        x = m.tensor([x_value], dtype=m.float32, requires_grad=True)
+        m.nn.functional.softplus(x).backward(m.tensor([grad], dtype=m.float32))
+        return float(x.grad[0])
+    assert gradient(torch) == math.inf
+    assert gradient(gradkit) == pytest.approx(grad / (1 + math.exp(-x_value)), rel=1e-6)
+    program = generate(RandomDrawer(310956), "dist")
+    problems, known = diff_program(program)
+    assert problems and known == "torch's softplus backward overflows float32 (grad * " \
+        "exp(beta x) first)"

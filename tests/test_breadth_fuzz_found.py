@@ -2098,3 +2098,19 @@ def test_softplus_backward_of_a_huge_gradient_stays_finite_unlike_torch():
     problems, known = diff_program(program)
     assert problems and known == "torch's softplus backward overflows float32 (grad * " \
         "exp(beta x) first)"
+
+
+def test_stft_zero_sign_read_by_a_cast_is_known():
+    """Known difference (docs/numerics.md, "of a zero it leaves is the algorithm's"; signal
+    seed 312123): an stft of a constant leaves +0.0 or -0.0 real parts by its FFT (pocketfft
+    here, MKL in torch), which the complex comparison lets pass until a cast to float64
+    reads them."""
+    program = Program("signal", (Leaf((), "float64", True), Leaf((0,), "bool", False)), (
+        Step("s_stft", (0, 0), {"n_fft": 3, "hop": 1, "win": 3, "center": True,
+                                "pad_mode": "replicate", "normalized": False,
+                                "onesided": False, "window": "none"}),
+        Step("s_unique_consecutive", (2,), {"dim": 1}),
+        Step("cast", (3,), {"dtype": "float64"})), False, 312123)
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("signed zero in values[4]") for p in problems)
+    assert known == "the sign of a zero an FFT leaves"

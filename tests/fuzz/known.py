@@ -509,19 +509,20 @@ def _lapack_signed_zero(program, mine: Result, theirs: Result) -> bool:
     MKL trsm: breadth seed 1269118): MKL's, not OpenBLAS's or gradkit's."""
     step = _first_signed_zero_step(program, mine, theirs)
     return step is not None and (step.op in LAPACK_OPS or step.op == "l_solve_triangular"
-                                 or _complex_lapack_signed_zero_before(program, mine, theirs,
-                                                                       step)) \
+                                 or _complex_signed_zero_before(program, mine, theirs, step,
+                                                                LAPACK_OPS)) \
         or _inverted_lapack_signed_zero(program, mine, theirs)
 
 
-def _complex_lapack_signed_zero_before(program, mine: Result, theirs: Result, step) -> bool:
-    """An earlier LAPACK step's complex result differs only in the sign of a zero part, which
-    the comparison of complex values lets pass, until a later step reads that part (ormqr's
-    -0.0 + 0j, then embedding of its real part: breadth seed 1329439)."""
+def _complex_signed_zero_before(program, mine: Result, theirs: Result, step, ops) -> bool:
+    """An earlier step of ``ops`` has a complex result that differs only in the sign of a
+    zero part, which the comparison of complex values lets pass, until a later step reads
+    that part (ormqr's -0.0 + 0j, then embedding of its real part: breadth seed 1329439; an
+    stft's, then its real part: signal seed 312123)."""
     leaves = len(program.leaves)
     for k, earlier in enumerate(program.steps[:program.steps.index(step)]):
         ours, torchs = mine.values[leaves + k], theirs.values[leaves + k]
-        if earlier.op in LAPACK_OPS and ours.dtype.kind == "c" and ours.shape == torchs.shape \
+        if earlier.op in ops and ours.dtype.kind == "c" and ours.shape == torchs.shape \
                 and np.array_equal(ours, torchs, equal_nan=True) and any(
                     (np.signbit(part(ours)) != np.signbit(part(torchs)))[part(ours) == 0].any()
                     for part in (np.real, np.imag)):
@@ -1583,7 +1584,8 @@ def _fft_zero_sign(program, mine: Result, theirs: Result) -> bool:
     butterflies leave their own signs on the zeros (an hfft of zeros after dropout(p=1):
     breadth seed 110647)."""
     step = _first_signed_zero_step(program, mine, theirs)
-    return step is not None and step.op in FFT_OPS
+    return step is not None and (step.op in FFT_OPS or _complex_signed_zero_before(
+        program, mine, theirs, step, FFT_OPS))
 
 
 def _fft_zero_sign_through_a_branch_cut(program, mine: Result, theirs: Result) -> bool:

@@ -1,6 +1,10 @@
 """Differences from torch 2.13 noticed on main (lane "noticed"), each program run in both."""
+import warnings
+
 import pytest
 from tensor_twins import same_as_torch
+
+import gradkit
 
 _RESTRIDES = {  # base.as_strided_(size, stride, offset), the view written, the write
     "covered": (((2,), (3,), 0), slice(0, 2), "mul"),
@@ -66,3 +70,55 @@ def test_as_strided_in_place_restrides_the_tangent_and_a_view_write_follows():
             view.mul_(2)
             return restrided, fw.unpack_dual(base).tangent, fw.unpack_dual(view).tangent
     same_as_torch(program, count_warnings=False)  # torch.jit deprecation warnings on import
+
+
+_COMPLEX_SCALAR_TANGENTS = {  # the dual (real) input's place, the op
+    "addcmul tensor1": lambda m, x, a, b: m.addcmul(a.to(m.complex64), x, b, value=2j),
+    "addcmul tensor2": lambda m, x, a, b: m.addcmul(a.to(m.complex64), b, x, value=2j),
+    "addcmul both": lambda m, x, a, b: m.addcmul(x.to(m.complex64), x, b, value=2j),
+    "addcdiv tensor1": lambda m, x, a, b: m.addcdiv(a.to(m.complex64), x, b, value=2j),
+    "addcdiv tensor2": lambda m, x, a, b: m.addcdiv(a.to(m.complex64), b, x, value=2j),
+    "addcmul_": lambda m, x, a, b: a.to(m.complex64).addcmul_(x, b, value=2j),
+    "addcdiv_": lambda m, x, a, b: a.to(m.complex64).addcdiv_(x, b, value=2j),
+    "lerp": lambda m, x, a, b: m.lerp(x.to(m.complex64), a.to(m.complex64), 0.5j),
+    "addr": lambda m, x, a, b: m.addr(a.to(m.complex64).reshape(1, 2) * m.ones(2, 1), x, b,
+                                      alpha=2j),
+    "sub": lambda m, x, a, b: m.sub(a.to(m.complex64), x, alpha=2j),
+}
+
+
+@pytest.mark.parametrize("case", list(_COMPLEX_SCALAR_TANGENTS))
+def test_forward_ad_of_a_complex_scalar_keeps_the_tangent_complex(case):
+    """A complex ``value``/``weight``/``alpha`` with a complex result: the tangent of a real
+    dual operand is complex (gradkit's addcmul/addcdiv took its real part: zeros)."""
+    def program(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([1.0, 2.0]), m.tensor([1.0, 1.0]))
+            out = _COMPLEX_SCALAR_TANGENTS[case](m, x, m.tensor([3.0, 4.0]),
+                                                 m.tensor([5.0, 6.0]))
+            return fw.unpack_dual(out)
+    same_as_torch(program, count_warnings=False)  # torch.jit deprecation warnings on import
+
+
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv", "lerp"])
+def test_forward_ad_of_a_real_result_with_a_complex_scalar_is_known(op):
+    """Known: a real result of a complex Scalar with no imaginary part (2+0j): torch's tangent
+    is complex (zero imaginary parts) for addcmul/addcdiv, gradkit's real as its primal (the
+    same values); lerp's is real in both (gradkit warned of a discarded imaginary part)."""
+    def program(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([1.0, 2.0]), m.tensor([1.0, 1.0]))
+            a = m.tensor([3.0, 4.0])
+            out = m.lerp(x, a, 0.5 + 0j) if op == "lerp" else \
+                getattr(m, op)(a, x, m.tensor([5.0, 6.0]), value=2 + 0j)
+            return fw.unpack_dual(out).tangent
+    torch = pytest.importorskip("torch")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = program(gradkit)
+    theirs = program(torch)
+    assert ours.dtype == gradkit.float32
+    assert str(theirs.dtype) == ("torch.float32" if op == "lerp" else "torch.complex64")
+    assert ours.tolist() == theirs.real.tolist()

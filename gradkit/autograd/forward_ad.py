@@ -221,8 +221,8 @@ def _attach(outputs, out_tangents, input_tangents=()) -> None:
                 t = t.resolve_conj()  # (view_as_real of the dual views its tangent too)
         if t._data.shape != out._data.shape:
             t = broadcast_to(t, tuple(out._data.shape))
-        if t._data.dtype != out._data.dtype:
-            t = t.to(out.dtype)
+        if t._data.dtype != out._data.dtype:  # a complex Scalar's term of a real output:
+            t = (real(t) if t.is_complex() > out.is_complex() else t).to(out.dtype)  # real part
         if getattr(out, "_view", None) is None and out._data.flags.c_contiguous and \
                 not t._data.flags.c_contiguous:
             with suspended():  # torch's set_fw_grad copies a tangent laid out otherwise (the

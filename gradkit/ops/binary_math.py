@@ -257,11 +257,6 @@ def _complex_kept(read):
     return numbers
 
 
-def _real_of(tangent, t):
-    """A tangent computed with a kept complex value (``_complex_kept``), real as ``t`` is."""
-    return tangent.real if tangent.is_complex() and not t.is_complex() else tangent
-
-
 @op(save=("t1", "t2"), broadcast=True, batchable=True, method=True, inplace=True)
 def addcmul(xp, x, t1, t2, *, value=1):
     """x + value * t1 * t2 (broadcasting)."""
@@ -273,8 +268,8 @@ addcmul.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(t2 * value),
                lambda g, t1, t2, value: g * conj(t1 * value))
 addcmul.numbers = _complex_kept(numbers_reader("addcmul", value=(None, "input")))
-addcmul.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: _real_of(t * t2 * value, t),
-               lambda t, t1, t2, value: _real_of(t1 * t * value, t))
+addcmul.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * t2 * value,
+               lambda t, t1, t2, value: t1 * t * value)
 
 ADDCDIV_INTEGER_MESSAGE = (
     "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
@@ -299,5 +294,5 @@ addcdiv.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(value / t2),
                lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
 addcdiv.numbers = _complex_kept(numbers_reader("addcdiv", value=(None, "input")))
-addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: _real_of(t * value / t2, t),
-               lambda t, t1, t2, value: _real_of(-t * value * t1 / (t2 * t2), t))
+addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * value / t2,
+               lambda t, t1, t2, value: -t * value * t1 / (t2 * t2))

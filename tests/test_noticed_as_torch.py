@@ -1,6 +1,8 @@
 """Differences from torch 2.13 noticed on main (lane "noticed"), each program run in both."""
 import warnings
 
+import numpy as np
+
 import pytest
 from tensor_twins import same_as_torch
 
@@ -122,3 +124,39 @@ def test_forward_ad_of_a_real_result_with_a_complex_scalar_is_known(op):
     assert ours.dtype == gradkit.float32
     assert str(theirs.dtype) == ("torch.float32" if op == "lerp" else "torch.complex64")
     assert ours.tolist() == theirs.real.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "float16"])
+@pytest.mark.parametrize("ord", [1.5, 0.5, 3.3, 3, -2.5])
+def test_vector_norm_of_a_fractional_order_adds_in_torchs_order(dtype, ord):  # noqa: A002
+    """torch's NormOps adds |x|^p one element after another in the dtype, reading the reduced
+    dims in memory order, and gives a one-element reduction its |x|; NumPy's pairwise sum was
+    an ulp away on about half of the float32 inputs of 17 elements or more."""
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((2, 6, 7, 8)).astype(np.float32)
+    values = (values[0] + 1j * values[1] if dtype == "complex64" else values[0]).astype(dtype)
+
+    def program(m):
+        x = m.tensor(values)
+        return [m.linalg.vector_norm(y, ord=ord, dim=dim, keepdim=keepdim)
+                for y in (x, x.permute(2, 0, 1), x[:, :1])
+                for dim, keepdim in ((None, False), (1, True), ((0, 2), False), (-1, False))]
+    same_as_torch(program, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_vector_norm_beyond_the_grain_size_sums_each_threads_chunk(threads):
+    """A single norm of 32768 elements or more: torch sums each thread's chunk in order, then
+    the chunks' sums (gradkit follows its own ``set_num_threads``)."""
+    torch = pytest.importorskip("torch")
+    values = np.random.default_rng(1).standard_normal(100003).astype(np.float32)
+    before = torch.get_num_threads(), gradkit.get_num_threads()
+    try:
+        torch.set_num_threads(threads)
+        gradkit.set_num_threads(threads)
+        ours, theirs = (m.linalg.vector_norm(m.tensor(values), ord=1.5).item()
+                        for m in (gradkit, torch))
+    finally:
+        torch.set_num_threads(before[0])
+        gradkit.set_num_threads(before[1])
+    assert ours == theirs

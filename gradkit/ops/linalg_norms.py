@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 
+from gradkit import backend
 from gradkit.int_arguments import int_parameters, ints_reader, invalid_combination
 from gradkit.numbers_hooks import chain
 from gradkit.number_arguments import numbers_reader
@@ -24,6 +25,7 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.reduction import axes, sum, unsqueeze_back
 from gradkit.ops.extremes import amax, amin
 from gradkit.ops.shape import _normalize_dim, permute, unsqueeze
+from gradkit.ops.spaced_values import _GRAIN
 from gradkit.ops.unary_helpers import cpp_number, scalar_type_name
 
 
@@ -64,7 +66,41 @@ def _norm_of_abs(xp, a, ord, reduced: tuple, keepdim: bool):  # noqa: A002
         return xp.sum(a, axis=reduced, keepdims=keepdim)
     if ord == 2:
         return xp.sqrt(xp.sum(a * a, axis=reduced, keepdims=keepdim))
-    return xp.sum(a ** ord, axis=reduced, keepdims=keepdim) ** (1.0 / ord)
+    # torch's NormOps: |x|^p added one element after another in the dtype (NumPy's pairwise
+    # sum rounds apart from it), then the sum to the power 1/p, 1/p in the dtype too; a
+    # reduction of one element is that element's |x|. The reduced dims are read in memory
+    # order, as torch's TensorIterator reads them
+    kept = tuple(d for d in range(a.ndim) if d not in reduced)
+    in_memory = sorted(sorted(reduced), key=lambda d: -a.strides[d])  # (none negative)
+    flat = xp.transpose(a, kept + tuple(in_memory)).reshape(
+        [a.shape[d] for d in kept] + [math.prod(a.shape[d] for d in reduced)])
+    if flat.shape[-1] == 1:
+        total = flat[..., 0]
+    else:
+        total = _pow(xp, _in_order(xp, _pow(xp, flat, ord)), a.dtype.type(1) / a.dtype.type(ord))
+    if keepdim:
+        total = total.reshape([1 if d in reduced else n for d, n in enumerate(a.shape)])
+    return total
+
+
+def _pow(xp, x, exponent):
+    """C's pow of each element (torch's std::pow): an exponent array, as NumPy's power takes
+    its square/sqrt shortcuts (apart from pow by an ulp now and then) for a scalar one."""
+    return xp.power(x, xp.full_like(x, exponent))
+
+
+def _in_order(xp, terms):
+    """The sums of ``terms`` along its last dim, one term after another, as torch's
+    binary_kernel_reduce: a single sum of 32768 terms or more (its GRAIN_SIZE) is split among
+    its threads in equal chunks, each summed in order, then the chunks' sums in order."""
+    n, threads = terms.shape[-1], backend.threads[0]
+    if not n:
+        return terms.sum(axis=-1)
+    if terms.ndim > 1 or n < _GRAIN or threads == 1:
+        return xp.cumsum(terms, axis=-1)[..., -1]
+    chunk = -(-n // min(threads, -(-n // _GRAIN)))
+    return xp.cumsum(xp.stack([xp.cumsum(terms[i:i + chunk])[-1]
+                               for i in range(0, n, chunk)]))[-1]
 
 
 def _type_name(dtype) -> str:

@@ -160,3 +160,28 @@ def test_vector_norm_beyond_the_grain_size_sums_each_threads_chunk(threads):
         torch.set_num_threads(before[0])
         gradkit.set_num_threads(before[1])
     assert ours == theirs
+
+
+_RAGGED = [[1.0, [2.0]], [1, [2]], [True, [False]], [1j, [2]], [[1.0], 2.0], [[1, 2], [3]],
+           [[1, 2], [3, [4]]], [[[1]], [2]], [[1], [[2]]], [1, []], [[], 1], [[], [1]],
+           [[], [1j]], [[[], []], [1]], [1.0, (2.0,)], [[1, 2], []], [1.5, [2.0]]]
+
+
+@pytest.mark.parametrize("dtype", [None, "float32", "float64", "float16", "int64", "int32",
+                                   "uint8", "bool", "complex64"])
+@pytest.mark.parametrize("data", _RAGGED, ids=str)
+def test_ragged_data_is_refused_in_torchs_words(data, dtype):
+    """torch stores nested data element by element after sizing it by its first elements: a
+    sequence where it expects a number is "must be real number, not list" (float, complex)
+    or "'list' object cannot be interpreted as an integer" (integers, bool), a complex one
+    into a real dtype is refused, and data whose sizes hold no element is an empty tensor
+    (float32 unless complex). gradkit raised NumPy's "inhomogeneous shape" ValueError."""
+    def program(m):
+        return m.tensor(data, dtype=None if dtype is None else getattr(m, dtype))
+    same_as_torch(program)
+
+
+@pytest.mark.parametrize("data", _RAGGED[:4] + [[[1], [[2]]]], ids=str)
+def test_ragged_data_into_the_legacy_constructor(data):
+    """``Tensor(data)`` stores float32: a complex element first is "not complex"."""
+    same_as_torch(lambda m: m.Tensor(data))

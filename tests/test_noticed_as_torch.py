@@ -185,3 +185,37 @@ def test_ragged_data_is_refused_in_torchs_words(data, dtype):
 def test_ragged_data_into_the_legacy_constructor(data):
     """``Tensor(data)`` stores float32: a complex element first is "not complex"."""
     same_as_torch(lambda m: m.Tensor(data))
+
+
+def _node_names(tensor) -> list:
+    """The names along the first edges of ``tensor``'s graph (torch's class names)."""
+    names, node = [], tensor.grad_fn
+    while node is not None:
+        names.append(node.name().removeprefix("torch::autograd::"))
+        node = next((edge[0] for edge in node.next_functions if edge[0] is not None), None)
+    return names
+
+
+@pytest.mark.parametrize("exponent", [2.5, 2, 1, -1.5, 0.5j, "tensor"])
+def test_pow_backward_graph_is_torchs(exponent):
+    """torch's pow_backward for a number exponent is ``grad * (exp * self.pow(exp - 1))``
+    (MulBackward0 of a MulBackward1, no where; gradkit's had a WhereBackward0 on top); for a
+    tensor exponent its where stays (pow_backward_self)."""
+    def program(m):
+        x = m.tensor([1.5, 2.0, 0.0], requires_grad=True)
+        if isinstance(exponent, complex):
+            x = m.tensor([1.5 + 1j, 2.0, 0.5j], requires_grad=True)
+        y = m.tensor([2.0, 3.0, 0.5]) if exponent == "tensor" else exponent
+        power = x.pow(y)
+        grad, = m.autograd.grad((power.real if power.is_complex() else power).sum(), x,
+                                create_graph=True)
+        return _node_names(grad), grad, m.autograd.grad(grad.abs().sum(), x)
+    same_as_torch(program)
+
+
+def test_implicit_gradient_of_a_complex_output_names_its_dtype():
+    """torch's message ends with the output's dtype."""
+    def program(m):
+        x = m.tensor([1.0 + 1j], requires_grad=True)
+        return m.autograd.grad((x * 1).sum(), x)
+    same_as_torch(program)

@@ -219,3 +219,48 @@ def test_implicit_gradient_of_a_complex_output_names_its_dtype():
         x = m.tensor([1.0 + 1j], requires_grad=True)
         return m.autograd.grad((x * 1).sum(), x)
     same_as_torch(program)
+
+
+_BAD_ARGUMENTS = {
+    "addmm beta=None": lambda m, a, v, b: m.addmm(a, a, a, beta=None),
+    "addmm alpha=str": lambda m, a, v, b: m.addmm(a, a, a, beta=2, alpha="x"),
+    "Tensor.addmm beta=None": lambda m, a, v, b: a.addmm(a, a, beta=None),
+    "Tensor.addmm_ beta=None": lambda m, a, v, b: a.clone().addmm_(a, a, beta=None),
+    "baddbmm beta=None": lambda m, a, v, b: m.baddbmm(b, b, b, beta=None),
+    "Tensor.baddbmm alpha=str": lambda m, a, v, b: b.baddbmm(b, b, alpha="x"),
+    "addmv alpha=None": lambda m, a, v, b: m.addmv(v, a, v, alpha=None),
+    "addbmm alpha=None": lambda m, a, v, b: m.addbmm(a, b, b, alpha=None),
+    "rsub alpha=None": lambda m, a, v, b: m.rsub(a, a, alpha=None),
+    "rsub number alpha=None": lambda m, a, v, b: m.rsub(a, 2, alpha=None),
+    "sub alpha=None": lambda m, a, v, b: m.sub(a, a, alpha=None),
+    "lerp weight=None": lambda m, a, v, b: m.lerp(a, a, None),
+    "matrix_rank hermitian=str": lambda m, a, v, b: m.linalg.matrix_rank(a, hermitian="x"),
+    "matrix_rank hermitian=None": lambda m, a, v, b: m.linalg.matrix_rank(a, hermitian=None),
+    "matrix_rank hermitian=1": lambda m, a, v, b: m.linalg.matrix_rank(a, hermitian=1),
+    "matrix_rank tol, str": lambda m, a, v, b: m.linalg.matrix_rank(a, 0.1, "x"),
+    "matrix_rank atol hermitian=str": lambda m, a, v, b: m.linalg.matrix_rank(
+        a, atol=0.1, hermitian="x"),
+    "matrix_rank hermitian=True": lambda m, a, v, b: m.linalg.matrix_rank(a, hermitian=True),
+    "pinv hermitian=None": lambda m, a, v, b: m.linalg.pinv(a, hermitian=None),
+    "pinv rcond, None": lambda m, a, v, b: m.linalg.pinv(a, 0.1, None),
+    "cholesky upper=None": lambda m, a, v, b: m.linalg.cholesky(a + m.eye(2), upper=None),
+    "cholesky upper=1": lambda m, a, v, b: m.linalg.cholesky(a + m.eye(2), upper=1),
+    "svd None": lambda m, a, v, b: m.linalg.svd(a, None),
+    "svd full_matrices=1": lambda m, a, v, b: m.linalg.svd(a, full_matrices=1),
+    "qr None": lambda m, a, v, b: m.linalg.qr(a, None),
+    "qr mode=3": lambda m, a, v, b: m.linalg.qr(a, mode=3),
+    "eigvalsh None": lambda m, a, v, b: m.linalg.eigvalsh(a, None),
+    "eigh UPLO=None": lambda m, a, v, b: m.linalg.eigh(a, UPLO=None),
+    "eigh 'U'": lambda m, a, v, b: m.linalg.eigh(a + m.eye(2), "U").eigenvalues,
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_ARGUMENTS))
+def test_ill_typed_arguments_are_torchs_errors(case):
+    """torch's parser: a None or str Scalar of a function with other overloads (addmm's and
+    baddbmm's out_dtype one, rsub's, lerp's) is its "invalid combination", of a method with
+    one signature "must be Number"; linalg's ``hermitian`` must be a bool (gradkit took any
+    value: "x" was true), ``upper``/``full_matrices`` bools and ``mode``/``UPLO`` strs."""
+    def program(m):
+        return _BAD_ARGUMENTS[case](m, m.ones(2, 2), m.ones(2), m.ones(1, 2, 2))
+    same_as_torch(program)

@@ -264,3 +264,54 @@ def test_ill_typed_arguments_are_torchs_errors(case):
     def program(m):
         return _BAD_ARGUMENTS[case](m, m.ones(2, 2), m.ones(2), m.ones(1, 2, 2))
     same_as_torch(program)
+
+
+_UNUSUAL = {"None": lambda m: None, "str": lambda m: "x",
+            "rg tensor": lambda m: m.tensor(0.5, requires_grad=True),
+            "1-elem": lambda m: m.tensor([0.5])}
+_UNUSUAL_FIXED = [  # (call of test_nan_parameters.py, value): they differed before
+    ("celu alpha", "None"), ("clamp max", "str"), ("clamp min", "1-elem"),
+    ("clamp min", "rg tensor"), ("clamp min", "str"), ("clamp_min", "None"),
+    ("clamp_min", "str"), ("cross_entropy label_smoothing", "None"),
+    ("embedding norm_type", "None"), ("gaussian_nll_loss eps", "str"),
+    ("hinge_embedding_loss margin", "None"), ("lerp weight", "None"), ("lerp weight", "str"),
+    ("local_response_norm alpha", "None"), ("local_response_norm alpha", "str"),
+    ("local_response_norm beta", "None"), ("local_response_norm beta", "str"),
+    ("local_response_norm k", "None"), ("local_response_norm k", "str"),
+    ("lp_pool1d norm_type", "None"), ("lp_pool1d norm_type", "str"),
+    ("lp_pool2d norm_type", "None"), ("lp_pool2d norm_type", "str"),
+    ("normalize eps", "None"), ("normalize eps", "str")]
+
+
+@pytest.mark.parametrize("call, value", _UNUSUAL_FIXED)
+def test_unusual_argument_value_as_torch(call, value):
+    """The "unusual argument value" calls (h-nanleft's scan: None, a str, 0-d requires-grad
+    and 1-element tensors for a number parameter): torch's Python code calls methods
+    (``clamp_min``, ``pow``, ``mul``/``add``: their listing has no input), a parameter torch
+    does not declare optional refuses None, clamp's bounds match one of its signatures."""
+    nan_parameters = pytest.importorskip("test_nan_parameters")
+    calls = nan_parameters._CALLS
+
+    def program(m):
+        return calls[call](m, _UNUSUAL[value](m))
+    same_as_torch(program)
+
+
+def test_clamp_in_place_and_method_bounds_as_torch():
+    """clamp_'s and the method's "invalid combination" list no self; a 0-d tensor bound beside
+    a number reads as a number (one that requires grad does not)."""
+    def program(m):
+        x = m.ones(2)
+        return [_outcome_of(f) for f in (
+            lambda: x.clamp_(min="a"), lambda: x.clamp_("a", 1.0), lambda: x.clamp("a"),
+            lambda: x.clamp_(m.tensor([0.5]), 1.0), lambda: m.clamp(x, m.tensor(0.5), 1.0),
+            lambda: m.clamp(x, 0.5, m.tensor(0.7, requires_grad=True)),
+            lambda: x.clamp_min(None), lambda: m.clamp_max(x, "s"))]
+    same_as_torch(program)
+
+
+def _outcome_of(call):
+    try:
+        return call()
+    except TypeError as error:
+        return str(error).split("\n")[0].replace("gradkit", "torch")

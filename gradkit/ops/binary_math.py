@@ -197,8 +197,9 @@ def _check_same_dtype(expected, name: str, value) -> None:
 def lerp(xp, x, y, weight):
     """x + weight * (y - x), computed from y's side when |weight| >= 0.5, as torch (exact
     at weight 1); x, y and a weight with dims share one dtype (a 0-d weight is promoted)."""
-    if type(x) in PY_SCALARS or type(y) in PY_SCALARS or weight is None:  # no overload
-        raise invalid_combination("lerp", x, y, weight)  # takes numbers there, or no weight
+    if type(x) in PY_SCALARS or type(y) in PY_SCALARS or not (  # no overload takes numbers
+            type(weight) in PY_SCALARS or hasattr(weight, "dtype")):  # there, nor a str weight
+        raise invalid_combination("lerp", x, y, weight)
     _check_same_dtype(x, "end", y)
     number = type(weight) in PY_SCALARS
     if not number and weight.ndim:

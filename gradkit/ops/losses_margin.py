@@ -56,7 +56,7 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     """input where target is 1, max(0, margin - input) where it is -1, reduced."""
     # a float (True is 1.0), converted to the kernel's type
     margin = scalar_for(float(number_argument(margin, "hinge_embedding_loss", "margin", 3,
-                                              "float")), input)
+                                              "float", optional=False)), input)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     zeros = zeros_like(input)

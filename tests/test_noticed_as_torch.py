@@ -315,3 +315,26 @@ def _outcome_of(call):
         return call()
     except TypeError as error:
         return str(error).split("\n")[0].replace("gradkit", "torch")
+
+
+_NORM_CALLS = {
+    "keepdim=None": lambda m, a: m.linalg.norm(a, keepdim=None),
+    "positional None keepdim": lambda m, a: m.linalg.norm(a, 2, None, None),
+    "keepdim=1": lambda m, a: m.linalg.norm(a, keepdim=1),
+    "dim=str": lambda m, a: m.linalg.norm(a, dim="x"),
+    "ord=list": lambda m, a: m.linalg.norm(a, ord=[1]),
+    "matrix_norm keepdim=None": lambda m, a: m.linalg.matrix_norm(a, keepdim=None),
+    "matrix_norm ord=None": lambda m, a: m.linalg.matrix_norm(a, ord=None),
+    "fro, dims": lambda m, a: m.linalg.norm(a, "fro", (0, 1)),
+    "0-d tensor ord": lambda m, a: m.linalg.norm(a, m.tensor(2.0)),
+    "0-d tensor dim": lambda m, a: m.linalg.norm(a, dim=m.tensor(0)),
+    "matrix_norm list dim": lambda m, a: m.linalg.matrix_norm(a, 1, [0, 1]),
+}
+
+
+@pytest.mark.parametrize("case", list(_NORM_CALLS))
+def test_linalg_norm_arguments_as_torch(case):
+    """linalg.norm and matrix_norm have two signatures each (a Number or a str ord): an
+    argument neither takes is their "invalid combination" (gradkit: NumPy's int error, or
+    "Order None not supported"); a 0-d int tensor dim is an int."""
+    same_as_torch(lambda m: _NORM_CALLS[case](m, m.ones(2, 2)))

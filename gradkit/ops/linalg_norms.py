@@ -9,16 +9,18 @@ import warnings
 import numpy as np
 
 from gradkit import backend
-from gradkit.int_arguments import int_parameters, ints_reader, invalid_combination
+from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_parameters, ints_reader, invalid_combination, reads_as_int
 from gradkit.numbers_hooks import chain
-from gradkit.number_arguments import numbers_reader
+from gradkit.number_arguments import (number_parameters, numbers_reader, python_number,
+                                      reads_as_number)
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow
 from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.piecewise import _modulus, abs, sgn, where, zeros_like
-from gradkit.ops.promotion import promote_types
+from gradkit.ops.promotion import PY_SCALARS, promote_types
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.linalg_decompositions import svdvals
 from gradkit.ops.methods import tensor_method
@@ -215,7 +217,22 @@ def _max_or_zero(values, dim, keepdim):
     return amax(values, dim, keepdim)
 
 
+def _takes_norm(x, ord=None, dim=None, keepdim=False, *, dtype=None) -> bool:  # noqa: A002
+    """Whether torch's signatures of linalg.norm take the arguments (a Number or str ord, an
+    int or ints dim, a bool keepdim); matrix_norm's (``_takes_matrix_norm``) no None ord."""
+    number = type(python_number(ord)) in PY_SCALARS or isinstance(ord, Tensor) and \
+        reads_as_number(ord)
+    dims = dim is None or reads_as_int(dim) or isinstance(dim, (tuple, list)) and all(
+        reads_as_int(d) for d in dim)
+    return (ord is None or number or isinstance(ord, str)) and dims and type(keepdim) is bool
+
+
+def _takes_matrix_norm(x, ord="fro", *args, **kwargs) -> bool:  # noqa: A002
+    return ord is not None and _takes_norm(x, ord, *args, **kwargs)
+
+
 @numpy_keywords
+@number_parameters("linalg_matrix_norm", True, signature=_takes_matrix_norm)
 def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002
     """The ``ord`` norm ('fro', 'nuc', ±1, ±2, ±inf) of the matrices in dims ``dim`` of x."""
     name = "linalg.matrix_norm"
@@ -253,11 +270,12 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
 
 
 @numpy_keywords
+@number_parameters("linalg_norm", True, signature=_takes_norm)
 def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002
     """``linalg.norm``: a vector norm over one dim (or all of them), a matrix norm over two
     (or of a 2-D x when ``ord`` is given), as torch's two overloads choose."""
     if dim is not None:
-        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+        dim = (int(dim),) if reads_as_int(dim) else tuple(dim)  # (a 0-d int tensor too)
         if len(dim) not in (1, 2):
             raise RuntimeError("linalg.norm: If dim is specified, it must be of length 1 or 2. "
                                f"Got {list(dim)}")

@@ -268,7 +268,7 @@ def test_ill_typed_arguments_are_torchs_errors(case):
 
 _UNUSUAL = {"None": lambda m: None, "str": lambda m: "x",
             "rg tensor": lambda m: m.tensor(0.5, requires_grad=True),
-            "1-elem": lambda m: m.tensor([0.5])}
+            "1-elem": lambda m: m.tensor([0.5]), "10**40": lambda m: 10 ** 40}
 _UNUSUAL_FIXED = [  # (call of test_nan_parameters.py, value): they differed before
     ("celu alpha", "None"), ("clamp max", "str"), ("clamp min", "1-elem"),
     ("clamp min", "rg tensor"), ("clamp min", "str"), ("clamp_min", "None"),
@@ -280,7 +280,10 @@ _UNUSUAL_FIXED = [  # (call of test_nan_parameters.py, value): they differed bef
     ("local_response_norm k", "None"), ("local_response_norm k", "str"),
     ("lp_pool1d norm_type", "None"), ("lp_pool1d norm_type", "str"),
     ("lp_pool2d norm_type", "None"), ("lp_pool2d norm_type", "str"),
-    ("normalize eps", "None"), ("normalize eps", "str")]
+    ("normalize eps", "None"), ("normalize eps", "str"),
+    *((f"arange {name}", value) for name in ("start", "end", "step")
+      for value in ("rg tensor", "1-elem")),
+    *(("triplet_margin_loss margin", value) for value in ("rg tensor", "1-elem", "10**40"))]
 
 
 @pytest.mark.parametrize("call, value", _UNUSUAL_FIXED)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit._tensor import Tensor
 from gradkit.number_arguments import number_argument, number_parameters, scalar_for
 from gradkit.autograd.grad_mode import no_grad
 from gradkit.ops._dispatch_general import _broadcast_message
@@ -176,6 +177,9 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     reduction = legacy_reduction(size_average, reduce, reduction)
     p, eps = (number_argument(v, "triplet_margin_loss", name, position, "float", optional=False)
               for position, (name, v) in ((5, ("p", p)), (6, ("eps", eps))))
+    if isinstance(margin, Tensor) or type(margin) is int and margin >= 2 ** 63:  # torch's
+        # parser reads what its Python check (margin <= 0) let through: a tensor is no float
+        margin = number_argument(margin, "triplet_margin_loss", "margin", 4, "float")
     return triplet_margin_with_distance_loss(
         anchor, positive, negative, distance_function=lambda x, y: pairwise_distance(x, y, p, eps),
         margin=margin, swap=swap, reduction=reduction)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from gradkit.backend import get_default_dtype
-from gradkit.number_arguments import numbers_reader, scalar_as
+from gradkit.number_arguments import number_argument, numbers_reader, scalar_as
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
@@ -201,6 +201,8 @@ def lerp(xp, x, y, weight):
             type(weight) in PY_SCALARS or hasattr(weight, "dtype")):  # there, nor a str weight
         raise invalid_combination("lerp", x, y, weight)
     _check_same_dtype(x, "end", y)
+    if type(weight) is int and not -2 ** 63 <= weight < 2 ** 63:  # read as torch's Scalar:
+        weight = number_argument(weight, "lerp", "weight")  # past uint64, Python's overflow
     number = type(weight) in PY_SCALARS
     if not number and weight.ndim:
         _check_same_dtype(x, "weight", weight)

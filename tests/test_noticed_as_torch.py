@@ -269,7 +269,7 @@ def test_ill_typed_arguments_are_torchs_errors(case):
 _UNUSUAL = {"None": lambda m: None, "str": lambda m: "x",
             "rg tensor": lambda m: m.tensor(0.5, requires_grad=True),
             "1-elem": lambda m: m.tensor([0.5]), "10**40": lambda m: 10 ** 40,
-            "-2**64": lambda m: -2 ** 64}
+            "-2**64": lambda m: -2 ** 64, "2**63": lambda m: 2 ** 63}
 _UNUSUAL_FIXED = [  # (call of test_nan_parameters.py, value): they differed before
     ("celu alpha", "None"), ("clamp max", "str"), ("clamp min", "1-elem"),
     ("clamp min", "rg tensor"), ("clamp min", "str"), ("clamp_min", "None"),
@@ -285,7 +285,8 @@ _UNUSUAL_FIXED = [  # (call of test_nan_parameters.py, value): they differed bef
     *((f"arange {name}", value) for name in ("start", "end", "step")
       for value in ("rg tensor", "1-elem")),
     *(("triplet_margin_loss margin", value) for value in ("rg tensor", "1-elem", "10**40")),
-    ("lerp weight", "10**40"), ("lerp weight", "-2**64")]
+    ("lerp weight", "10**40"), ("lerp weight", "-2**64"), ("var correction", "2**63"),
+    ("std correction", "2**63")]
 
 
 @pytest.mark.parametrize("call, value", _UNUSUAL_FIXED)

@@ -41,6 +41,8 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
                               name.endswith("_mean"))
     warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
                  "than the reduction factor (input numel divided by output numel).")
+    if type(correction) is int and correction >= 2 ** 63:  # torch's Scalar past int64: a
+        correction = float(correction)  # double to NumPy (whose ddof is a C long)
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         if x.dtype.kind == "c":  # torch sums the parts' variances: inf + 0/0 is NaN

@@ -286,7 +286,7 @@ _UNUSUAL_FIXED = [  # (call of test_nan_parameters.py, value): they differed bef
       for value in ("rg tensor", "1-elem")),
     *(("triplet_margin_loss margin", value) for value in ("rg tensor", "1-elem", "10**40")),
     ("lerp weight", "10**40"), ("lerp weight", "-2**64"), ("var correction", "2**63"),
-    ("std correction", "2**63")]
+    ("std correction", "2**63"), ("arange step", "2**63")]
 
 
 @pytest.mark.parametrize("call, value", _UNUSUAL_FIXED)

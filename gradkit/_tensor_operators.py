@@ -321,6 +321,7 @@ def _as_method_argument_error(error: TypeError, name: str, method: str) -> TypeE
     does not count self: "atan2(): argument 'other' (position 2)" is "atan2_(): ... (position
     1)", "lerp() ... got (Tensor, int, float)" is "lerp() ... got (int, float)". Errors of
     integer parameters (int_arguments) already count as the method does (``method_form``)."""
+    error = getattr(error, "method_error", error)  # the function's overloads, not the method's
     if getattr(error, "method_form", False):
         return error
     message = str(error)

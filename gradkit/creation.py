@@ -12,7 +12,7 @@ from gradkit.int_arguments import (
     invalid_combination, reads_as_int, type_name)
 from gradkit.generator import default_generator, rng_of
 from gradkit.interop import check_numpy_array, from_numpy
-from gradkit.nested_data import check_ragged, checked_array, infer_dtype, nested_values
+from gradkit.nested_data import checked_array, infer_dtype, nested_values, ragged_array
 from gradkit.number_arguments import number_argument
 from gradkit.ops.conversion import fitted
 from gradkit.ops.random_bounds import check_random_factory, random_bounds
@@ -81,8 +81,10 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
             array = (infer_dtype(values) if inferred is None else np.array(values, inferred)) \
                 if dtype is None else checked_array(values, backend.to_numpy_dtype(dtype))
         except ValueError:
-            check_ragged(values)  # torch's words for ragged data
-            raise
+            array = ragged_array(values, None if dtype is None else  # torch's words for ragged
+                                 backend.to_numpy_dtype(dtype))  # data, or its empty tensor
+            if array is None:
+                raise
         array = array.copy() if dtype is None else array
     return _finish(array, dev, requires_grad)
 

@@ -222,7 +222,10 @@ def function_form(error: TypeError, inputs: tuple, method: bool = False) -> Type
     listing, _, rest = rest.partition(")")
     listing = ", ".join([type_name(v) for v in inputs] + ([listing.removesuffix(", ")]
                                                          if listing else []))
-    return TypeError(f"{function}{found}{listing}){rest}")
+    worded = TypeError(f"{function}{found}{listing}){rest}")
+    if hasattr(error, "method_error"):  # (numbers_reader: a method of one signature)
+        worded.method_error = error.method_error
+    return worded
 
 
 def bool_argument(value, function: str, argument: str, position: int | None = None) -> bool:
@@ -232,6 +235,15 @@ def bool_argument(value, function: str, argument: str, position: int | None = No
         raise TypeError(f"{function}(): {_where(argument, position)} must be bool, not "
                         f"{type_name(value)}")
     return bool(value)
+
+
+def str_argument(value, function: str, argument: str, position: int | None = None) -> str:
+    """``value`` read as torch reads a ``str`` parameter (a mode, UPLO): a str, else torch's
+    TypeError."""
+    if not isinstance(value, str):
+        raise TypeError(f"{function}(): {_where(argument, position)} must be str, not "
+                        f"{type_name(value)}")
+    return value
 
 
 def dtype_argument(value, function: str, argument: str = "dtype", position: int | None = None):
@@ -266,6 +278,7 @@ _READERS = {
     "SymInt[]": lambda v, f, a, p: int_list_argument(v, f, a, p, symint=True),
     "SymInt[1]": lambda v, f, a, p: int_list_argument(v, f, a, p, symint=True, single=True),
     "bool": bool_argument,  # keepdim, descending ...: a bool (torch refuses 0 and 1)
+    "str": lambda v, f, a, p: str_argument(v, f, a, p),
     "ScalarType": dtype_argument,
 }
 
@@ -276,8 +289,8 @@ _BARE_INT_KINDS = frozenset(("int", "SymInt", "int[1]", "int|int[]", "SymInt[1]"
 def _plain_types(specs: dict) -> dict:
     """Per parameter, the type of the value a call passes unread (int, or bool for a bool
     parameter; None where every value is read: a list or a dtype)."""
-    return {name: bool if kind == "bool" else int if kind.rstrip("?") in _BARE_INT_KINDS
-            else None for name, (_, kind) in specs.items()}
+    return {name: bool if kind == "bool" else str if kind == "str" else int if
+            kind.rstrip("?") in _BARE_INT_KINDS else None for name, (_, kind) in specs.items()}
 
 
 def ints_reader(function: str, overloaded: bool | str = False, **specs):

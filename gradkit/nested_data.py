@@ -74,21 +74,14 @@ class _Walk:
             return data
         if isinstance(data, (str, bytes)):
             if self.depth and self.dtype is not None:
-                raise self._unreadable(data)
+                raise unstorable(data, self.dtype.kind)
             raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
         if isinstance(data, (list, tuple)) or (hasattr(data, "__len__") and hasattr(
                 data, "__getitem__") and not isinstance(data, dict)):
             return self._sequence(data)
         if self.dtype is not None:
-            raise self._unreadable(data)
+            raise unstorable(data, self.dtype.kind)
         raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
-
-    def _unreadable(self, data) -> TypeError:
-        """torch's error for an element it cannot store as the dtype asked for."""
-        name = type(data).__name__
-        if self.dtype.kind in "fc":
-            return TypeError(f"must be real number, not {name}")
-        return TypeError(f"'{name}' object cannot be interpreted as an integer")
 
     def _sequence(self, data):
         if id(data) in self.open_ids:
@@ -106,7 +99,8 @@ class _Walk:
         self.open_ids.add(id(data))
         self.depth += 1
         try:
-            return [self.values(d) for d in data]
+            values = [self.values(d) for d in data]  # a tuple kept: torch's errors name it
+            return tuple(values) if isinstance(data, tuple) else values
         finally:
             self.depth -= 1
             self.open_ids.discard(id(data))
@@ -173,9 +167,13 @@ def _shape(nested) -> list:
     return sizes
 
 
-def _check_lengths(nested, sizes: list, dim: int) -> None:
-    """torch's recursive_store, depth first: each sequence at ``dim`` of length sizes[dim]."""
+def _check_lengths(nested, sizes: list, dim: int, kind: str) -> None:
+    """torch's recursive_store, depth first: each sequence at ``dim`` of length sizes[dim],
+    each element past the sizes one a ``kind`` dtype stores (a number, not a sequence)."""
     if dim == len(sizes):
+        if _is_sequence(nested) and not (isinstance(nested, np.ndarray) and nested.ndim == 0) \
+                or isinstance(nested, complex) and kind in "fiu":
+            raise unstorable(nested, kind)
         return
     if not _is_sequence(nested) or (isinstance(nested, np.ndarray) and nested.ndim == 0):
         raise TypeError("not a sequence")
@@ -183,12 +181,42 @@ def _check_lengths(nested, sizes: list, dim: int) -> None:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
                          f"(got {len(nested)})")
     for item in nested:
-        _check_lengths(item, sizes, dim + 1)
+        _check_lengths(item, sizes, dim + 1, kind)
 
 
-def check_ragged(nested) -> None:
-    """Raise torch's error for ragged ``nested`` data (it does not raise for other data)."""
-    _check_lengths(nested, _shape(nested), 0)
+def unstorable(value, kind: str) -> TypeError:
+    """torch's error for an element a ``kind`` dtype cannot store (a list, a complex)."""
+    name = type(value).__name__
+    if kind in "fc":
+        return TypeError(f"must be real number, not {name}")
+    return TypeError(f"'{name}' object cannot be interpreted as an integer")
+
+
+def _inferred(nested) -> np.dtype:
+    """torch's infer_scalar_type of nested data: its elements' dtypes promoted, an empty
+    sequence counting as the default dtype."""
+    if isinstance(nested, np.ndarray) and nested.ndim or isinstance(nested, (list, tuple)):
+        dtypes = [_inferred(item) for item in nested] if len(nested) else []
+        if isinstance(nested, np.ndarray) or not dtypes:
+            return nested.dtype if isinstance(nested, np.ndarray) else \
+                backend.get_default_dtype().np
+        inferred = dtypes[0]
+        for dtype in dtypes[1:]:
+            inferred = promotion.promote_types(inferred, dtype)
+        return np.dtype(inferred)
+    number = _number_dtype(nested)
+    return number if number is not None else np.asarray(nested).dtype
+
+
+def ragged_array(nested, dtype: np.dtype | None) -> np.ndarray:
+    """Raise torch's error for ragged ``nested`` data (for ``dtype``, None: inferred); when
+    its sizes hold no element, torch stores nothing, so checks nothing: the empty array."""
+    sizes = _shape(nested)
+    dtype = _inferred(nested) if dtype is None else dtype
+    if 0 in sizes:
+        return np.empty(sizes, dtype)
+    _check_lengths(nested, sizes, 0, np.dtype(dtype).kind)
+    return None
 
 
 def checked_array(nested, dtype: np.dtype) -> np.ndarray:

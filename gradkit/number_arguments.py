@@ -136,7 +136,8 @@ def numbers_reader(function: str, overloaded: bool = False, **positions):
     in torch's signature, None for a keyword-only one, or a (position, kind) pair for a
     "float", "int", "double" or "input": a Scalar the op converts to its real input's dtype;
     a "?" after it: torch's optional one, which takes None) read as torch reads a Scalar.
-    ``overloaded``: torch has other signatures, so a refusal is its "invalid combination"."""
+    ``overloaded``: torch has other signatures, so a refusal is its "invalid combination"
+    ("function": only the function has, as addmm's out_dtype one; the method's is plain)."""
     kinds = {name: (spec if isinstance(spec, tuple) else (spec, "Number"))
              for name, spec in positions.items()}
     kinds = {name: (position, kind.rstrip("?"), kind.endswith("?"))
@@ -149,13 +150,15 @@ def numbers_reader(function: str, overloaded: bool = False, **positions):
                     value = number_argument(params[name], function, name,
                                             position if name in positional else None, kind,
                                             optional)
-                except TypeError:
+                except TypeError as error:
                     if not overloaded:
                         raise
                     combination = invalid_combination(  # (Op.__call__ lists the inputs)
                         function, tuple(params[k] for k in positional),
                         {k: v for k, v in params.items() if k not in positional})
                     combination.method_form = True
+                    if overloaded == "function":  # the method has one signature: its error
+                        combination.method_error = error
                     raise combination from None
                 params[name] = scalar_for(value, inputs[0]) if kind == "input" and inputs \
                     else value
@@ -232,3 +235,9 @@ def float_list(value, function: str, argument: str) -> list | None:
                             f"found element of type {type_name(element)} at pos {index + 1}")
         floats.append(float(element))
     return floats
+
+
+def hermitian_is_bool(x, first=None, hermitian=False, **tolerances) -> bool:
+    """A ``number_parameters`` signature: linalg's ``hermitian`` (its third parameter) is a
+    bool, or torch's overloads of matrix_rank and pinv match none."""
+    return type(hermitian) is bool

@@ -43,7 +43,8 @@ def arange_arguments(args: tuple, keywords: dict) -> tuple:
         return 0, number_argument(end, "arange", "end", position, "double"), 1
     bound = _bound(args, keywords, ("start", "end", "step"))
     if bound is None or "start" not in bound or "end" not in bound or not all(
-            map(_is_number, bound.values())):
+            isinstance(v, _NUMBERS) or isinstance(v, Tensor) and reads_as_number(v)
+            for v in bound.values()):  # (a tensor that is no Scalar: no signature takes it)
         raise invalid_combination("arange", args, keywords)
     return tuple(number_argument(bound.get(name, 1), "arange", name, position, "double")
                  for position, name in enumerate(("start", "end", "step"), 1))

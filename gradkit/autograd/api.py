@@ -91,7 +91,7 @@ def _root_grads(outputs, grads, create_graph: bool, batched: bool) -> list:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
                 if out._data.dtype.kind == "c":
                     raise RuntimeError("grad can be implicitly created only for real scalar "
-                                       "outputs")
+                                       f"outputs but got {out.dtype}")
             with device_context(out._data):
                 data = get_array_module(out._data).ones_like(out._data)
             seeds.append(Tensor._make(data) if create_graph else data)

@@ -34,8 +34,8 @@ from gradkit.ops.copy_slices import copy_slices as _copy_slices
 from gradkit.ops.memory_overlap import same_layout as _same_layout
 from gradkit.ops.reduction import sum as sum_
 from gradkit.ops.shape import broadcast_to, view
-from gradkit.ops.views import layout_of as _layout_of, live_views as _live_views
-from gradkit.ops.views import replay_view as _replay_view
+from gradkit.ops.base_layout import buffer_layout as _buffer_layout
+from gradkit.ops.views import live_views as _live_views, replay_view as _replay_view
 
 
 class _Level:
@@ -221,8 +221,8 @@ def _attach(outputs, out_tangents, input_tangents=()) -> None:
                 t = t.resolve_conj()  # (view_as_real of the dual views its tangent too)
         if t._data.shape != out._data.shape:
             t = broadcast_to(t, tuple(out._data.shape))
-        if t._data.dtype != out._data.dtype:
-            t = t.to(out.dtype)
+        if t._data.dtype != out._data.dtype:  # a complex Scalar's term of a real output:
+            t = (real(t) if t.is_complex() > out.is_complex() else t).to(out.dtype)  # real part
         if getattr(out, "_view", None) is None and out._data.flags.c_contiguous and \
                 not t._data.flags.c_contiguous:
             with suspended():  # torch's set_fw_grad copies a tangent laid out otherwise (the
@@ -334,8 +334,8 @@ def after_inplace(tensor, view) -> None:
             if t_view is None and t_base is None:
                 return
             t_base = _copy_slices(_zeros_like(base) if t_base is None else t_base,
-                                 _zeros_like(tensor) if t_view is None else t_view,
-                                 chain=chain, written=False, layout=_layout_of(base._data))
+                                 _zeros_like(tensor) if t_view is None else t_view, chain=chain,
+                                 written=False, layout=_buffer_layout(base._data, chain))
             base._fw = (_current, t_base)
         if t_base is None:
             return

@@ -204,7 +204,7 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     if out is not None:
         raise TypeError("gradkit's normalize does not take out=")
     # torch's input.norm(p) (None: its default, the 2-norm), then clamp_min (a complex eps fails)
-    norm = ops.clamp_min(vector_norm(input, 2.0 if p is None else p, dim, True), eps)
+    norm = vector_norm(input, 2.0 if p is None else p, dim, True).clamp_min(eps)  # (method)
     return ops.div(input, norm.expand_as(input))
 
 

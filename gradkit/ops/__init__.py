@@ -11,6 +11,7 @@ from gradkit.ops import keywords as _keywords
 from gradkit.ops._op import Op, dispatch, op, sum_to_shape  # noqa: F401
 from gradkit.ops.arithmetic import (  # noqa: F401
     add, div, floor_divide, mul, neg, pow, remainder, sub)
+from gradkit.ops import pow_rules as _pow_rules  # noqa: F401 - pow's derivatives
 from gradkit.ops.comparison import (  # noqa: F401
     allclose, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
     bitwise_xor, eq, ge, gt, isclose, isfinite, isinf, isnan, le, logical_and, logical_not,

@@ -72,7 +72,7 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) elementwise."""
     # read as a double (a complex one refused so), then converted to the kernel's type
     alpha = scalar_for(number_argument(alpha, "celu_" if inplace else "celu", "alpha", 2,
-                                       "double"), input)
+                                       "double", optional=False), input)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     return call_or_write(input, _celu_in_place if inplace else _celu, inplace, alpha)

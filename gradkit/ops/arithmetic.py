@@ -1,7 +1,6 @@
 """Binary arithmetic (broadcasting like NumPy) and comparisons."""
 from __future__ import annotations
 
-import cmath
 import math
 
 import numpy as np
@@ -10,13 +9,12 @@ from gradkit.number_arguments import number_argument, numbers_reader
 from gradkit.ops._op import Op, op
 from gradkit.ops.fused import c99_multiply, complex_quotient, multiply_add
 from gradkit.ops.grad_edges import no_forward_ad
-from gradkit.ops.complex import conj, imag, real
-from gradkit.ops.conversion import astype, fitted
-from gradkit.ops.elementwise import log
+from gradkit.ops.complex import conj
+from gradkit.ops.conversion import fitted
 from gradkit.ops.half_scalar import HALF, half_with_scalar, in_float32
 from gradkit.ops.keywords import tensor_keywords
 from gradkit.ops.methods import register
-from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import (PY_SCALARS, array_of, as_dtype, check_fits, int_scalar_dtype,
                                     promote, result_kind)
 from gradkit.ops.unary_helpers import kernel_error
@@ -254,51 +252,6 @@ def _integer_pow(xp, x, y):
     odd = (y % 2) != 0
     inverse = xp.where(x == 1, 1, xp.where(x == -1, xp.where(odd, -1, 1), 0)).astype(x.dtype)
     return xp.where(negative, inverse, x ** xp.where(negative, 0, y))
-
-
-def _pow_grad_exponent(x, y, out):
-    # out * log(x), taken as 0 where x == 0 and y >= 0, like torch; the base is taken in the
-    # result's dtype first, as torch's: a real base of a complex power is differentiated as the
-    # complex number it was promoted to (log(-2) is finite), an integer or narrower base's log
-    # rounds in the result's precision
-    complex_out = _array_dtype(out).kind == "c"
-    if type(x) in PY_SCALARS:  # a number base (2 ** t): its log is a number too
-        if x == 0:
-            return where(_real_nonnegative(y), 0.0, out * -math.inf)
-        if complex_out or isinstance(x, complex):
-            return out * cmath.log(x)
-        return out * (math.log(x) if x > 0 else math.nan)
-    if _array_dtype(x) != _array_dtype(out):
-        x = astype(x, dtype=_array_dtype(out))
-    return where((x == 0) & _real_nonnegative(y), 0.0, out * log(x))
-
-
-def _real_nonnegative(y):
-    """y >= 0; for a complex y torch asks for a real number >= 0 (no complex ordering)."""
-    if type(y) in PY_SCALARS:
-        return complex(y).imag == 0 and complex(y).real >= 0
-    if _array_dtype(y).kind == "c":
-        return (imag(y) == 0) & (real(y) >= 0)
-    return y >= 0
-
-
-def _array_dtype(v):
-    return getattr(v, "_data", v).dtype
-
-
-def _pow_vjp_base(g, x, y, out):
-    if type(y) in PY_SCALARS and y == 0:  # torch: zeros whatever g holds, and no graph (g's
-        return zeros_like(g)  # shape: a batch of gradients in jacrev is_grads_batched)
-    # g * y x**(y-1), 0 where y == 0 even at x == 0 or a NaN g: torch's pow_backward_self
-    # selects after multiplying (pow: x ** -0.5 is torch's rsqrt)
-    return where(y == 0, 0.0, g * conj(y * pow(x, y - 1)))
-
-
-pow.defvjp(_pow_vjp_base,
-           lambda g, x, y, out: g * conj(_pow_grad_exponent(x, y, out)))
-pow.saves_for_every_tensor = True  # torch's Pow1 keeps its result: a write into it refuses
-pow.defjvp(lambda t, x, y, out: conj(_pow_vjp_base(conj(t), x, y, out)),
-           lambda t, x, y, out: t * _pow_grad_exponent(x, y, out))
 
 
 @op(linear=True, batchable=True, method=("neg", "negative"), inplace=True)

@@ -240,7 +240,7 @@ def rsub(xp, x, other, alpha=1):
 
 rsub.defvjp(lambda g, alpha: -g if alpha == 1 else g * -conj(alpha), lambda g, alpha: g)
 rsub.defjvp(lambda t, alpha: -t if alpha == 1 else t * -alpha, lambda t, alpha: t)
-rsub.numbers = numbers_reader("rsub", alpha=None)
+rsub.numbers = numbers_reader("rsub", True, alpha=None)
 # torch: rsub.Tensor is RsubBackward0, rsub.Scalar RsubBackward1
 rsub.node_name_rule = lambda params, inputs: (
     f"RsubBackward{1 if type(inputs[1]) in PY_SCALARS else 0}")

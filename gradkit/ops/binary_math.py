@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from gradkit.backend import get_default_dtype
-from gradkit.number_arguments import numbers_reader, scalar_as
+from gradkit.number_arguments import number_argument, numbers_reader, scalar_as
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
@@ -197,9 +197,12 @@ def _check_same_dtype(expected, name: str, value) -> None:
 def lerp(xp, x, y, weight):
     """x + weight * (y - x), computed from y's side when |weight| >= 0.5, as torch (exact
     at weight 1); x, y and a weight with dims share one dtype (a 0-d weight is promoted)."""
-    if type(x) in PY_SCALARS or type(y) in PY_SCALARS:  # no overload takes numbers there
+    if type(x) in PY_SCALARS or type(y) in PY_SCALARS or not (  # no overload takes numbers
+            type(weight) in PY_SCALARS or hasattr(weight, "dtype")):  # there, nor a str weight
         raise invalid_combination("lerp", x, y, weight)
     _check_same_dtype(x, "end", y)
+    if type(weight) is int and not -2 ** 63 <= weight < 2 ** 63:  # read as torch's Scalar:
+        weight = number_argument(weight, "lerp", "weight")  # past uint64, Python's overflow
     number = type(weight) in PY_SCALARS
     if not number and weight.ndim:
         _check_same_dtype(x, "weight", weight)
@@ -257,11 +260,6 @@ def _complex_kept(read):
     return numbers
 
 
-def _real_of(tangent, t):
-    """A tangent computed with a kept complex value (``_complex_kept``), real as ``t`` is."""
-    return tangent.real if tangent.is_complex() and not t.is_complex() else tangent
-
-
 @op(save=("t1", "t2"), broadcast=True, batchable=True, method=True, inplace=True)
 def addcmul(xp, x, t1, t2, *, value=1):
     """x + value * t1 * t2 (broadcasting)."""
@@ -273,8 +271,8 @@ addcmul.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(t2 * value),
                lambda g, t1, t2, value: g * conj(t1 * value))
 addcmul.numbers = _complex_kept(numbers_reader("addcmul", value=(None, "input")))
-addcmul.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: _real_of(t * t2 * value, t),
-               lambda t, t1, t2, value: _real_of(t1 * t * value, t))
+addcmul.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * t2 * value,
+               lambda t, t1, t2, value: t1 * t * value)
 
 ADDCDIV_INTEGER_MESSAGE = (
     "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
@@ -299,5 +297,5 @@ addcdiv.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(value / t2),
                lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
 addcdiv.numbers = _complex_kept(numbers_reader("addcdiv", value=(None, "input")))
-addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: _real_of(t * value / t2, t),
-               lambda t, t1, t2, value: _real_of(-t * value * t1 / (t2 * t2), t))
+addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * value / t2,
+               lambda t, t1, t2, value: -t * value * t1 / (t2 * t2))

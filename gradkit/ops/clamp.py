@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.number_arguments import number_argument, python_number
+from gradkit.int_arguments import invalid_combination
+from gradkit.number_arguments import (number_argument, number_parameters, python_number,
+                                      reads_as_number)
 from gradkit.ops._op import op
 from gradkit.ops.conversion import fitted
 from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.unary import unary
 from gradkit.ops.methods import register, tensor_method
-from gradkit.ops.promotion import as_dtype, category, result_type
+from gradkit.ops.promotion import PY_SCALARS, as_dtype, category, result_type
 from gradkit.ops.unary_helpers import (
     CLAMP_COMPLEX, c_type_name, kernel_error, reject_complex, scalar_type_name)
 
@@ -119,12 +121,24 @@ _clamp_tensors.defjvp(lambda t, x, lo, hi: where(_inside(x, lo, hi), t, 0.0),
                       lambda t, x, lo, hi: where(_above_max(x, lo, hi), t, 0.0))
 
 
+def _clamp_signature(input, min=None, max=None) -> bool:  # noqa: A002 - torch's names
+    """Whether one of torch's clamp signatures takes the bounds: numbers (a 0-d tensor reads
+    as one) or tensors, not a str nor a tensor beside a number (clamp.Tensor's bounds)."""
+    bounds = [bound for bound in (min, max) if bound is not None]
+    if not all(type(python_number(b)) in PY_SCALARS or hasattr(b, "_data") for b in bounds):
+        return False
+    tensors = [bound for bound in bounds if hasattr(bound, "_data")]
+    return len(tensors) in (0, len(bounds)) or all(reads_as_number(t) for t in tensors)
+
+
 @tensor_method(("clamp", "clip"), inplace=True)
+@number_parameters("clamp", True, signature=_clamp_signature)
 def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
     """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
     return _clamp(input, min, max, _clamp_tensors, _clamp_numbers)
 
 
+@number_parameters("clamp_", True, signature=_clamp_signature)
 def _clamp_in_place(input, min=None, max=None):  # noqa: A002 - torch's names
     """clamp as ``x.clamp_(...)`` runs it: its event named as torch's, clamp_."""
     return _clamp(input, min, max, in_place_form(_clamp_tensors), in_place_form(_clamp_numbers))
@@ -139,10 +153,17 @@ def _clamp(input, min, max, by_tensors, by_numbers):  # noqa: A002 - torch's nam
     return by_numbers(input, min, max)
 
 
-def _check_in_place(target, min=None, max=None) -> None:  # noqa: A002
+def _check_in_place(target, *args, **kwargs) -> None:
     """x.clamp_(numbers): torch's structured kernel names the target's C type when the
     result cannot be written into it ("... to the desired output type bool"); a complex
-    bound of a floating target is read first (its real part, or c10's overflow error)."""
+    bound of a floating target is read first (its real part, or c10's overflow error). Bounds
+    no signature takes are its "invalid combination" (the method's listing: no self)."""
+    if not _clamp_signature(target, *args, **kwargs):
+        raise invalid_combination("clamp_", args, kwargs)
+    _check_numbers(target, *args, **kwargs)
+
+
+def _check_numbers(target, min=None, max=None) -> None:  # noqa: A002
     if target.dtype.kind == "f":
         min, max = number_bound(target, min), number_bound(target, max)  # noqa: A001
     if not (hasattr(min, "_data") or hasattr(max, "_data")) and (min, max) != (None, None):

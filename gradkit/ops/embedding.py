@@ -97,7 +97,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= weight.shape[0]
     if max_norm is not None:  # read as embedding_renorm_'s floats
-        max_norm, norm_type = (number_argument(v, "embedding_renorm_", name, position, "float")
+        max_norm, norm_type = (number_argument(v, "embedding_renorm_", name, position, "float",
+                                               optional=False)
                                for position, name, v in ((3, "max_norm", max_norm),
                                                          (4, "norm_type", norm_type)))
         with no_grad():

@@ -20,6 +20,7 @@ from gradkit.autograd.inference import check_inplace
 from gradkit.backend import device_context
 from gradkit.ops import _dispatch
 from gradkit.ops.complex import is_conjugated_view, is_negative_view
+from gradkit.ops.base_layout import buffer_layout
 from gradkit.ops.copy_slices import copy_slices, wrap_op_node
 from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.in_place_overloads import (
@@ -30,7 +31,7 @@ from gradkit.ops.memory_overlap import (
 from gradkit.ops.promotion import UNSIGNED_PROMOTION
 from gradkit.ops.stale_views import make_stale
 from gradkit.ops.views import (
-    COMPUTED_VIEWS, DEFAULT, LEAF_VIEW_MESSAGE, layout_of, live_views, refresh_computed,
+    COMPUTED_VIEWS, DEFAULT, LEAF_VIEW_MESSAGE, live_views, refresh_computed,
     refresh_computed_elsewhere, replay_view, writable_alias, write_through)
 
 
@@ -288,7 +289,7 @@ def _rebase_view(tensor, view, result, overlapping=False) -> None:
     if has_internal_overlap(base._data):  # torch's CopySlices copies the gradient into a
         overlapping = "base"  # buffer laid out as the base: refused whatever is wanted
     new_base = copy_slices(Tensor_alias(base), result, chain=chain, overlapping=overlapping,
-                           layout=layout_of(base._data))
+                           layout=buffer_layout(base._data, chain, tensor._data))
     wrap_op_node(new_base.grad_fn, result)
     set_history(base, new_base.grad_fn, 0)
     # the view itself is now that region of the new base

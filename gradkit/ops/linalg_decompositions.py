@@ -10,6 +10,7 @@ import numpy as np
 
 from gradkit import return_types
 from gradkit.autograd.zero_grads import is_undefined
+from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, imag, real
 from gradkit.ops.linalg import matmul
@@ -176,6 +177,7 @@ _svd.defjvp_all(_svd_jvp)
 _svd.name, _svd.profiler_name = "linalg_svd", "gradkit::linalg_svd"
 
 
+@int_parameters("linalg_svd", full_matrices=(2, "bool"))  # (position: a function's)
 def svd(A, full_matrices: bool = True, *, driver: str | None = None):  # noqa: N803
     """(U, S, Vh) with x = U diag(S) Vh; ``full_matrices=False``: the reduced factors;
     ``driver``: None (torch's cuSOLVER drivers are CUDA's)."""
@@ -239,11 +241,13 @@ _eigh.defjvp_all(_eigh_jvp)
 _eigh.name, _eigh.profiler_name = "linalg_eigh", "gradkit::linalg_eigh"
 
 
+@int_parameters("linalg_eigh", UPLO=(2, "str"))
 def eigh(x, UPLO: str = "L"):  # noqa: N803
     """(eigenvalues ascending, eigenvectors) of Hermitian x, read from its ``UPLO`` triangle."""
     return EighResult(*_eigh(x, UPLO=UPLO))
 
 
+@int_parameters("linalg_eigvalsh", UPLO=(2, "str"))
 def eigvalsh(x, UPLO: str = "L"):  # noqa: N803
     """The eigenvalues of Hermitian x, ascending."""
     return _eigh(x, UPLO=UPLO)[0]
@@ -326,6 +330,7 @@ _qr.defjvp_all(_qr_jvp)
 _qr.name, _qr.profiler_name = "linalg_qr", "gradkit::linalg_qr"
 
 
+@int_parameters("linalg_qr", mode=(2, "str"))
 def qr(A, mode: str = "reduced"):  # noqa: N803 - torch's name
     """(Q, R) with x = Q R, Q orthonormal columns, R upper triangular (``mode='r'``: Q empty)."""
     return QrResult(*_qr(A, mode=mode))

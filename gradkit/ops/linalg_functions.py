@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from gradkit.number_arguments import number_parameters
+from gradkit.number_arguments import hermitian_is_bool, number_parameters
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import reciprocal
 from gradkit.ops.elementwise_special import nan_to_num
@@ -182,7 +182,7 @@ def _order_text(p) -> str:
 
 
 @number_parameters("linalg_matrix_rank", True, tol="float|Tensor", atol="float|Tensor?",
-                   rtol="float|Tensor?")
+                   rtol="float|Tensor?", signature=hermitian_is_bool)
 def matrix_rank(x, tol=None, hermitian: bool = False, *, atol=None, rtol=None):
     """The number of singular values (``hermitian``: |eigenvalues|) of each matrix above
     max(atol, rtol * largest); ``tol`` (torch's older form) is atol with rtol 0."""

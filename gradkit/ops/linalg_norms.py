@@ -8,22 +8,26 @@ import warnings
 
 import numpy as np
 
-from gradkit.int_arguments import int_parameters, ints_reader, invalid_combination
+from gradkit import backend
+from gradkit._tensor import Tensor
+from gradkit.int_arguments import int_parameters, ints_reader, invalid_combination, reads_as_int
 from gradkit.numbers_hooks import chain
-from gradkit.number_arguments import numbers_reader
+from gradkit.number_arguments import (number_parameters, numbers_reader, python_number,
+                                      reads_as_number)
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import pow
 from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import conj, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.piecewise import _modulus, abs, sgn, where, zeros_like
-from gradkit.ops.promotion import promote_types
+from gradkit.ops.promotion import PY_SCALARS, promote_types
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.linalg_decompositions import svdvals
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.reduction import axes, sum, unsqueeze_back
 from gradkit.ops.extremes import amax, amin
 from gradkit.ops.shape import _normalize_dim, permute, unsqueeze
+from gradkit.ops.spaced_values import _GRAIN
 from gradkit.ops.unary_helpers import cpp_number, scalar_type_name
 
 
@@ -64,7 +68,41 @@ def _norm_of_abs(xp, a, ord, reduced: tuple, keepdim: bool):  # noqa: A002
         return xp.sum(a, axis=reduced, keepdims=keepdim)
     if ord == 2:
         return xp.sqrt(xp.sum(a * a, axis=reduced, keepdims=keepdim))
-    return xp.sum(a ** ord, axis=reduced, keepdims=keepdim) ** (1.0 / ord)
+    # torch's NormOps: |x|^p added one element after another in the dtype (NumPy's pairwise
+    # sum rounds apart from it), then the sum to the power 1/p, 1/p in the dtype too; a
+    # reduction of one element is that element's |x|. The reduced dims are read in memory
+    # order, as torch's TensorIterator reads them
+    kept = tuple(d for d in range(a.ndim) if d not in reduced)
+    in_memory = sorted(sorted(reduced), key=lambda d: -a.strides[d])  # (none negative)
+    flat = xp.transpose(a, kept + tuple(in_memory)).reshape(
+        [a.shape[d] for d in kept] + [math.prod(a.shape[d] for d in reduced)])
+    if flat.shape[-1] == 1:
+        total = flat[..., 0]
+    else:
+        total = _pow(xp, _in_order(xp, _pow(xp, flat, ord)), a.dtype.type(1) / a.dtype.type(ord))
+    if keepdim:
+        total = total.reshape([1 if d in reduced else n for d, n in enumerate(a.shape)])
+    return total
+
+
+def _pow(xp, x, exponent):
+    """C's pow of each element (torch's std::pow): an exponent array, as NumPy's power takes
+    its square/sqrt shortcuts (apart from pow by an ulp now and then) for a scalar one."""
+    return xp.power(x, xp.full_like(x, exponent))
+
+
+def _in_order(xp, terms):
+    """The sums of ``terms`` along its last dim, one term after another, as torch's
+    binary_kernel_reduce: a single sum of 32768 terms or more (its GRAIN_SIZE) is split among
+    its threads in equal chunks, each summed in order, then the chunks' sums in order."""
+    n, threads = terms.shape[-1], backend.threads[0]
+    if not n:
+        return terms.sum(axis=-1)
+    if terms.ndim > 1 or n < _GRAIN or threads == 1:
+        return xp.cumsum(terms, axis=-1)[..., -1]
+    chunk = -(-n // min(threads, -(-n // _GRAIN)))
+    return xp.cumsum(xp.stack([xp.cumsum(terms[i:i + chunk])[-1]
+                               for i in range(0, n, chunk)]))[-1]
 
 
 def _type_name(dtype) -> str:
@@ -179,7 +217,22 @@ def _max_or_zero(values, dim, keepdim):
     return amax(values, dim, keepdim)
 
 
+def _takes_norm(x, ord=None, dim=None, keepdim=False, *, dtype=None) -> bool:  # noqa: A002
+    """Whether torch's signatures of linalg.norm take the arguments (a Number or str ord, an
+    int or ints dim, a bool keepdim); matrix_norm's (``_takes_matrix_norm``) no None ord."""
+    number = type(python_number(ord)) in PY_SCALARS or isinstance(ord, Tensor) and \
+        reads_as_number(ord)
+    dims = dim is None or reads_as_int(dim) or isinstance(dim, (tuple, list)) and all(
+        reads_as_int(d) for d in dim)
+    return (ord is None or number or isinstance(ord, str)) and dims and type(keepdim) is bool
+
+
+def _takes_matrix_norm(x, ord="fro", *args, **kwargs) -> bool:  # noqa: A002
+    return ord is not None and _takes_norm(x, ord, *args, **kwargs)
+
+
 @numpy_keywords
+@number_parameters("linalg_matrix_norm", True, signature=_takes_matrix_norm)
 def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002
     """The ``ord`` norm ('fro', 'nuc', ±1, ±2, ±inf) of the matrices in dims ``dim`` of x."""
     name = "linalg.matrix_norm"
@@ -217,11 +270,12 @@ def matrix_norm(x, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
 
 
 @numpy_keywords
+@number_parameters("linalg_norm", True, signature=_takes_norm)
 def linalg_norm(x, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002
     """``linalg.norm``: a vector norm over one dim (or all of them), a matrix norm over two
     (or of a 2-D x when ``ord`` is given), as torch's two overloads choose."""
     if dim is not None:
-        dim = (dim,) if isinstance(dim, int) else tuple(dim)
+        dim = (int(dim),) if reads_as_int(dim) else tuple(dim)  # (a 0-d int tensor too)
         if len(dim) not in (1, 2):
             raise RuntimeError("linalg.norm: If dim is specified, it must be of length 1 or 2. "
                                f"Got {list(dim)}")

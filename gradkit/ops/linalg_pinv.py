@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit import return_types
-from gradkit.number_arguments import number_parameters
+from gradkit.number_arguments import hermitian_is_bool, number_parameters
 from gradkit.ops._op import op
 from gradkit.ops.joining import cat
 from gradkit.ops.linalg import matmul
@@ -125,7 +125,7 @@ def _as_tolerance(value, name: str):
 
 
 @number_parameters("linalg_pinv", True, rcond="float|Tensor", atol="float|Tensor?",
-                   rtol="float|Tensor?")
+                   rtol="float|Tensor?", signature=hermitian_is_bool)
 def pinv(x, rcond=None, hermitian: bool = False, *, atol=None, rtol=None):
     """The Moore-Penrose pseudo-inverse of x: singular values (``hermitian``: |eigenvalues|)
     at most max(atol, rtol * largest) are treated as zero. ``rcond`` (torch's older

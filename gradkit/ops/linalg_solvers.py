@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from gradkit.backend import get_array_module
+from gradkit.int_arguments import int_parameters
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_triangular_solve import mH, solve_triangular
@@ -302,6 +303,7 @@ _cholesky.defjvp(_cholesky_jvp)
 _cholesky.name, _cholesky.profiler_name = "linalg_cholesky", "gradkit::linalg_cholesky"
 
 
+@int_parameters("linalg_cholesky", upper=(None, "bool"))
 def cholesky(x, upper: bool = False):
     """The lower (``upper=True``: upper) Cholesky factor of Hermitian positive-definite x."""
     return _cholesky(x, upper=upper)

@@ -160,7 +160,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     0
     """
     label_smoothing = number_argument(label_smoothing, "cross_entropy_loss", "label_smoothing",
-                                      6, "float")
+                                      6, "float", optional=False)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     # torch's branches: a target of the input's shape holds probabilities, others classes

@@ -56,7 +56,7 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     """input where target is 1, max(0, margin - input) where it is -1, reduced."""
     # a float (True is 1.0), converted to the kernel's type
     margin = scalar_for(float(number_argument(margin, "hinge_embedding_loss", "margin", 3,
-                                              "float")), input)
+                                              "float", optional=False)), input)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     zeros = zeros_like(input)
@@ -171,11 +171,12 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2,
                         eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
                         reduction: str = "mean"):
-    """max(0, margin + d(anchor, positive) - d(anchor, negative)) with pairwise distances
-    (``swap``: the smaller of d(anchor, negative) and d(positive, negative))."""
+    """max(0, margin + d(a, p) - d(a, n)), pairwise distances (``swap``: d(a, n) or d(p, n))."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     p, eps = (number_argument(v, "triplet_margin_loss", name, position, "float", optional=False)
               for position, (name, v) in ((5, ("p", p)), (6, ("eps", eps))))
+    if hasattr(margin, "_data") or type(margin) is int and margin >= 2 ** 63:  # as torch's
+        margin = number_argument(margin, "triplet_margin_loss", "margin", 4, "float")  # parser
     return triplet_margin_with_distance_loss(
         anchor, positive, negative, distance_function=lambda x, y: pairwise_distance(x, y, p, eps),
         margin=margin, swap=swap, reduction=reduction)

@@ -397,4 +397,4 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
         squares = reshape(squares, (sizes[0], 1, sizes[1], sizes[2], -1))
         squares = pad(squares, (0, 0, 0, 0, size // 2, (size - 1) // 2))
         squares = reshape(squeeze(avg_pool3d(squares, (size, 1, 1), stride=1), 1), sizes)
-    return div(input, (squares * alpha + k) ** beta)
+    return div(input, squares.mul(alpha).add(k).pow(beta))  # torch's methods (their errors)

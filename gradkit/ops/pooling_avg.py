@@ -200,7 +200,7 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, d):
         return max_pool(abs_(input), kernel_size, stride, 0, 1, ceil_mode)
     if norm_type == -math.inf:
         return neg(max_pool(neg(abs_(input)), kernel_size, stride, 0, 1, ceil_mode))
-    out = avg_pool(pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)  # (its errors)
     if d == 1 and not isinstance(kernel_size, (int, np.integer)):  # torch's out.mul(kernel_size)
         raise TypeError("mul(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(kernel_size).__name__}")

@@ -294,7 +294,8 @@ def _addbmm_vjp_b(g, a, b_dtype):
 
 addbmm = _declare("addbmm", _batch_sum_product, _addbmm_vjp_a, _addbmm_vjp_b)
 for _product in (addmm, addmv, baddbmm, addbmm):  # keyword-only Scalars: no position
-    _product.numbers = numbers_reader(_product.name, beta=None, alpha=None)
+    _product.numbers = numbers_reader(_product.name, "function" if _product in (
+        addmm, baddbmm) else False, beta=None, alpha=None)  # (torch's out_dtype overloads)
 addmm.input_keywords = ("input", "mat1", "mat2")  # torch's names, taken by keyword
 addmv.input_keywords = ("input", "mat", "vec")
 baddbmm.input_keywords = addbmm.input_keywords = ("input", "batch1", "batch2")

@@ -154,7 +154,7 @@ def arange_values(start, end, step, dtype, threads: int) -> np.ndarray:
     dtype = np.dtype(dtype)
     if dtype == np.int64 and type(start) is int and type(end) is int and type(step) is int \
             and (0 < step and start <= end or step < 0 and end <= start) \
-            and max(abs(start), abs(end)) < 2 ** 62:
+            and max(abs(start), abs(end), abs(step)) < 2 ** 62:
         return np.arange(start, end, step, dtype=dtype)  # the common arange(n): exact
     if dtype.kind in "bc" or dtype.kind == "u" and dtype.itemsize > 1:
         raise NotImplementedError(f'"arange_cpu" not implemented for '

@@ -16,6 +16,7 @@ from gradkit.autograd.grad_mode import enable_grad, records_graph
 from gradkit.backend import get_array_module
 from gradkit.int_arguments import int_argument, int_parameters
 from gradkit.ops._op import op
+from gradkit.ops.base_layout import check_geometry
 from gradkit.ops.indexing import _index, index_put_into_zeros
 from gradkit.ops.inplace import set_history
 from gradkit.ops.inplace_views import restride_in_place, stale_views_of
@@ -85,29 +86,6 @@ def positions(size, stride, offset: int) -> np.ndarray:
     for dim, (n, step) in enumerate(zip(size, stride)):
         out += (np.arange(n, dtype=np.int64) * step).reshape((n,) + (1,) * (len(size) - dim - 1))
     return out
-
-
-def check_geometry(size, stride, offset: int, itemsize: int, storage_bytes: int) -> None:
-    """torch's checks of a view's sizes, strides and offset against a storage of
-    ``storage_bytes`` bytes."""
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    if any(s < 0 for s in stride):
-        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
-                           f"strides: {list(stride)}")
-    if offset < 0:
-        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
-    if any(n < 0 for n in size):
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
-                           f"strides={list(stride)}")
-    if 0 in size:  # an empty view reads nothing: any offset will do
-        return
-    needed = (offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * itemsize
-    if needed > storage_bytes:
-        raise RuntimeError(
-            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
-            f"and itemsize {itemsize} requiring a storage size of {needed} are out of bounds "
-            f"for storage of size {storage_bytes}")
 
 
 def int_tuples(function: str, first_position: int, size, stride) -> tuple:
@@ -211,20 +189,27 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
                        source=geometry(input._data))
 
 
-# torch's node of as_strided_: the view's rules, its result on x's memory but no view of it
-def _replay_views_of(base: Tensor) -> None:
+def _replay_views_of(base: Tensor, recording: bool) -> None:
     """torch regenerates the views of a base whose version ``as_strided_`` bumped as
     ``as_strided`` of the base's new geometry: their gradient reaches only the elements the
-    base still covers (breadth seed 1241178)."""
+    base still covers (breadth seed 1241178), and a write through one (or its tangent's)
+    replays that ``as_strided``, not its old chain."""
     for other in live_views(base):
         info = getattr(other, "_view", None)
-        if info is not None and info.creation == DEFAULT and other.grad_fn is not None:
+        if info is None or info.creation != DEFAULT:
+            continue
+        params = {"size": tuple(other.shape), "stride": other.stride(),
+                  "storage_offset": offset_in_storage(other._data),
+                  "source": geometry(base._data)}
+        if recording and other.grad_fn is not None:
             with enable_grad():
-                fresh = as_strided(base, tuple(other.shape), other.stride(),
-                                   offset_in_storage(other._data))
+                fresh = _as_strided(base, **params)
             set_history(other, fresh.grad_fn, fresh._output_nr)
+        if not info.computed:
+            info.parent, info.op, info.params, info.index = None, _as_strided, params, None
 
 
+# torch's node of as_strided_: the view's rules, its result on x's memory but no view of it
 _as_strided_in_place = derived_op(_as_strided, "as_strided_", "AsStridedBackward1", copies=False)
 
 
@@ -242,14 +227,14 @@ def as_strided_(x: Tensor, size, stride, storage_offset: int | None = None) -> T
     if getattr(x, "_view", None) is not None:
         return restride_in_place(x, _as_strided, None, size=size, stride=stride,
                                  storage_offset=offset, source=geometry(x._data))
+    moved = _as_strided_in_place(x, size=size, stride=stride, storage_offset=offset,
+                                 source=geometry(x._data))
+    x._data = moved._data
     if recording:
-        moved = _as_strided_in_place(x, size=size, stride=stride, storage_offset=offset,
-                                     source=geometry(x._data))
-        x._data = moved._data
         set_history(x, moved.grad_fn, 0)
-        _replay_views_of(x)
-    else:
-        x._data = strided_array(x._data, size, stride, offset)
+    _replay_views_of(x, recording)
+    if getattr(moved, "_fw", None) is not None:  # forward AD: the tangent is restrided too
+        x._fw = moved._fw
     x._vc[0] += 1
     stale_views_of(x)
     return x

@@ -122,7 +122,7 @@ def _one_sided(name: str, lower: bool, input, bound, form=None):
     bound = python_number(bound)
     if bound is None or not (type(bound) in PY_SCALARS or hasattr(bound, "_data")):
         raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                        f"(Tensor, {type(bound).__name__})")
+                        f"(Tensor, {type(bound).__name__}), but expected one of:")
     numbers, tensors = _BOUNDS[name, lower] if form is None else map(form, _BOUNDS[name, lower])
     if type(bound) in PY_SCALARS:
         if isinstance(bound, complex) or input.is_complex():
@@ -134,13 +134,20 @@ def _one_sided(name: str, lower: bool, input, bound, form=None):
     return tensors(input, bound)
 
 
+def _method_lists_no_input(function):
+    function.lists_input_in_function_form = True  # x.clamp_min(None): "got (NoneType)"
+    return function
+
+
 @tensor_method()
+@_method_lists_no_input
 def clamp_min(input: Tensor, min: Tensor | float) -> Tensor:  # noqa: A002
     """``clamp(input, min=min)``: the bound a number or a broadcasting tensor."""
     return _one_sided("clamp_min", True, input, min)
 
 
 @tensor_method()
+@_method_lists_no_input
 def clamp_max(input: Tensor, max: Tensor | float) -> Tensor:  # noqa: A002
     """``clamp(input, max=max)``: the bound a number or a broadcasting tensor."""
     return _one_sided("clamp_max", False, input, max)

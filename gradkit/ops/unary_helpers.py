@@ -107,10 +107,12 @@ def require_tensors(name: str, *operands, names=("input", "other")) -> None:
 
 
 def invalid_combination(name: str, *operands) -> TypeError:
-    """torch's TypeError for operands no overload of ``name`` takes (a number as ``input``)."""
-    kinds = (type(v).__name__ if type(v) in PY_SCALARS else "Tensor" for v in operands)
+    """torch's TypeError for operands no overload of ``name`` takes (a number as ``input``,
+    None as lerp's weight): its first line (torch goes on to list the signatures)."""
+    kinds = ("Tensor" if hasattr(v, "dtype") and type(v) not in PY_SCALARS else
+             type(v).__name__ for v in operands)
     return TypeError(f"{name}() received an invalid combination of arguments - got "
-                     f"({', '.join(kinds)})")
+                     f"({', '.join(kinds)}), but expected one of:")
 
 
 def half_in_float(forward):

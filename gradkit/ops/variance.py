@@ -49,6 +49,8 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
 def _divided_by_nothing(xp, x, ax: tuple, correction, keepdim: bool):
     """The sum of squared deviations over ``count - correction <= 0`` (inf, or NaN where it is
     0), NumPy's warnings silenced."""
+    if type(correction) is int and correction >= 2 ** 63:  # torch's Scalar past int64: a
+        correction = float(correction)  # double to NumPy (whose ddof is a C long)
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         if x.dtype.kind == "c":  # torch sums the parts' variances: inf + 0/0 is NaN

@@ -17,6 +17,7 @@ import numpy as np
 
 from gradkit.autograd.grad_mode import state as grad_state
 from gradkit.autograd.inference import InferenceVersion
+from gradkit.ops.base_layout import StorageLayout, layout_of  # noqa: F401 - re-exported
 
 DEFAULT, MULTI_OUTPUT, NO_GRAD, INFERENCE = "default", "multi_output", "no_grad", "inference"
 IN_CUSTOM_FUNCTION = "in_custom_function"
@@ -320,18 +321,11 @@ def replay_view(chain, tensor):
     return tensor
 
 
-def layout_of(array) -> tuple | None:
-    """The order of ``array``'s axes in memory, outermost first (None: C order). A buffer that
-    replays a view chain is laid out as the chain's base, as torch's CopySlices allocates one
-    with the base's strides: ``view`` and ``view_as_complex`` depend on that layout."""
-    if array.flags.c_contiguous:
-        return None
-    strides = array.strides
-    return tuple(sorted(range(array.ndim), key=lambda axis: -abs(strides[axis])))
-
-
 def copy_in_layout(xp, array, layout: tuple | None):
-    """A copy of ``array`` (a 0-d array for a NumPy scalar) whose memory follows ``layout``."""
+    """A copy of ``array`` (a 0-d array for a NumPy scalar) whose memory follows ``layout``
+    (a :class:`StorageLayout`: at the base's positions of a storage like the base's)."""
+    if isinstance(layout, StorageLayout):
+        return layout.buffer(xp, array)
     if layout is None:
         return xp.array(array, order="C")
     out = xp.empty([array.shape[axis] for axis in layout], dtype=array.dtype)

@@ -475,10 +475,11 @@ def test_torch_vmap_broadcasts_an_in_place_sample():
 
 
 def test_write_into_an_alias_of_a_captured_tensor():
-    """Known difference (docs/func.md, "when no input is"; seeds 5157, 4084, 1099): torch's
-    grad runs ``w[()].mul_(2)`` of a captured w; gradkit sees w's version change."""
-    assert _known_as(5157) == _known_as(4084) == "a write into a view of a captured tensor " \
-        "from captured values: torch runs it"
+    """Known difference (docs/func.md, "view of a captured tensor made inside the function";
+    seeds 5157, 4084, 1099, 312489): torch's grad runs ``w[()].mul_(2)`` of a captured w, and
+    ``w[...].add_(x)`` of an input x too; gradkit sees w's version change."""
+    assert _known_as(5157) == _known_as(4084) == _known_as(312489) == "a write into a view " \
+        "of a captured tensor made inside the function: torch runs it"
     for m in (torch, gradkit):
         w = m.tensor(2.0)
         f = lambda x, w=w: (w[()].mul_(3) * x).sum()  # noqa: E731
@@ -487,6 +488,13 @@ def test_write_into_an_alias_of_a_captured_tensor():
         else:
             with pytest.raises(RuntimeError, match="would mutate a captured Tensor"):
                 m.func.grad(f)(m.ones(1))
+        w = m.zeros(2, dtype=m.float64)
+        g = lambda x, w=w: (w[...].add_(x) * x).sum()  # noqa: E731
+        if m is torch:
+            assert m.func.grad(g)(m.ones(2, dtype=m.float64)).tolist() == [2.0, 2.0]
+        else:
+            with pytest.raises(RuntimeError, match="would mutate a captured Tensor"):
+                m.func.grad(g)(m.ones(2, dtype=m.float64))
 
 
 @pytest.mark.parametrize("transform", ["jacrev", "jacfwd", "hessian"])

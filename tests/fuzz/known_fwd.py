@@ -262,13 +262,13 @@ def _leaf_sources(program, slot: int) -> set:
 
 
 def write_into_a_view_of_a_captured_tensor(program, mine: Result, theirs: Result) -> bool:
-    """A write into a view (made inside the function) of a captured tensor, from captured
-    values only: torch runs it, gradkit sees the captured tensor's version change."""
+    """A write into a view (made inside the function) of a captured tensor: torch runs it,
+    even of a value made from the inputs (fwd seed 312489: ``w[...].add_(x)``), gradkit sees
+    the captured tensor's version change."""
     if program.transform in ("", "dual", "vmap") or theirs.error is not None or \
             mine.error is None or _CAPTURED_WRITE not in mine.message:
         return False
     leaves = len(program.leaves)
     return any(OPS[step.op].inplace and step.inputs[0] >= leaves and not any(
-        program.leaves[i].requires_grad
-        for i in set().union(*(_leaf_sources(program, j) for j in step.inputs)))
+        program.leaves[i].requires_grad for i in _leaf_sources(program, step.inputs[0]))
         for step in program.steps)

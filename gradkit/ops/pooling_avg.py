@@ -96,7 +96,8 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         out = Tensor._make(xp.trunc(sums._data / xp.asarray(np.asarray(divisor))).astype(
             x._data.dtype))
     else:  # torch's AvgPool2DBackward0 saves the input: a zero-derivative edge to it
-        out = div(_window_sums(input_edge(x), windows), _constant(x, divisor))
+        out = div(_window_sums(input_edge(x, _node=f"AvgPool{d}DBackwardBackward0"), windows),
+                  _constant(x, divisor))
     return squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
 
 
@@ -166,7 +167,8 @@ def _adaptive_avg_pool(input, output_size, d: int):
     def pool(input):
         x = unsqueeze(input, 0) if added else input
         # torch's kernel saves the input: a zero-derivative edge to it
-        out = div(_window_sums(input_edge(x), window_map(dims)), _constant(x, counts))
+        edge = input_edge(x, _node=f"AdaptiveAvgPool{d}DBackwardBackward0")
+        out = div(_window_sums(edge, window_map(dims)), _constant(x, counts))
         out = squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
         return refuse_empty_grad_output(out, name=name) if 0 in tuple(out.shape)[1:] else out
     return one_node(f"AdaptiveAvgPool{d}DBackward0", pool, (input,), {"self": 0})

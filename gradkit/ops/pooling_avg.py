@@ -113,7 +113,16 @@ def _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include
     def pool(input):
         return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                          divisor_override, d)
-    return one_node(f"AvgPool{d}DBackward0", pool, (input,), {"self": 0})
+    return one_node(f"AvgPool{d}DBackward0", pool, (input,), {"self": 0}, {
+        "kernel_size": _as_given(kernel_size, d), "stride": _as_given(stride, d),
+        "padding": _as_given(padding, d), "ceil_mode": bool(ceil_mode),
+        "count_include_pad": bool(count_include_pad), "divisor_override": divisor_override})
+
+
+def _as_given(value, d: int) -> tuple:
+    """An int[d] argument as torch's node keeps it: an int repeated, a list as given, None
+    (a stride) as ()."""
+    return (value,) * d if isinstance(value, int) else () if value is None else tuple(value)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -124,7 +133,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
                            "for argument #1 'self' (while checking arguments for avg_pool1d)")
     one = [(1,) + one_int(v, "avg_pool1d", what)
            for v, what in ((kernel_size, "kernel_size"), (padding, "padding"))]
-    step = None if no_stride(stride) else (1,) + one_int(stride, "avg_pool1d", "stride")
+    # (no stride: torch's 1-d kernel passes its kernel size on as the stride)
+    step = one[0] if no_stride(stride) else (1,) + one_int(stride, "avg_pool1d", "stride")
     out = avg_pool2d(unsqueeze(input, -2), one[0], step, (0,) + one[1][1:], ceil_mode,
                      count_include_pad)
     return squeeze(out, -2)

@@ -108,6 +108,16 @@ NODES = {
     "avg_pool1d": (lambda lib, x: lib.nn.functional.avg_pool1d(x, 2), [(1, 2, 4)]),
     "adaptive_avg_pool2d": (lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, 3),
                             [(1, 2, 4, 4)]),
+    # torch's enums as ints: interpolation (bilinear 0, nearest 1, bicubic 2), padding (zeros 0,
+    # border 1, reflection 2)
+    "grid_sample": (lambda lib, x, g: lib.nn.functional.grid_sample(
+        x, g, mode="nearest", padding_mode="reflection", align_corners=True),
+        [(1, 2, 4, 4), (1, 3, 3, 2)]),
+    "grid_sample_bicubic": (lambda lib, x, g: lib.nn.functional.grid_sample(
+        x, g.detach(), mode="bicubic", align_corners=False), [(1, 2, 4, 4), (1, 3, 3, 2)]),
+    "pixel_shuffle": (lambda lib, x: lib.nn.functional.pixel_shuffle(x, 2), [(1, 8, 2, 2)]),
+    "pixel_unshuffle": (lambda lib, x: lib.nn.functional.pixel_unshuffle(x, 2), [(1, 2, 4, 4)]),
+    "channel_shuffle": (lambda lib, x: lib.nn.functional.channel_shuffle(x, 2), [(1, 4, 2, 2)]),
 }
 
 

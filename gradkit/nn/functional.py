@@ -225,7 +225,7 @@ def channel_shuffle(input, groups: int):
         if layout is not None:
             return out.contiguous(memory_format=layout)
         return out.clone() if out._is_view() else out  # torch's is a new tensor, never a view
-    return one_node("ChannelShuffleBackward0", shuffle, (input,))
+    return one_node("ChannelShuffleBackward0", shuffle, (input,), constants={"groups": groups})
 
 
 def _np_dtype(dtype):

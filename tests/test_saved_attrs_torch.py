@@ -257,6 +257,9 @@ SECOND_ORDER = {
                      [(2, 3), (2, 2), (2, 3)]),
     "baddbmm_scaled": (lambda lib, a, b, c: lib.baddbmm(a, b, c, alpha=2.0),
                        [(2, 2, 3), (2, 2, 4), (2, 4, 3)]),
+    # torch's _cdist_backward: one CdistBackwardBackward0 node per gradient
+    "cdist": (lambda lib, a, b: lib.cdist(a, b, p=3.0), [(3, 2), (4, 2)]),
+    "cdist_inf": (lambda lib, a, b: lib.cdist(a, b, p=float("inf")), [(2, 3, 2), (2, 4, 2)]),
 }
 # gradkit composes these derivatives of public ops; torch has one *BackwardBackward0 node
 COMPOSED = pytest.mark.xfail(strict=True, reason="savedattrs: torch's SmoothL1LossBackward"

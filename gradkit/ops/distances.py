@@ -98,8 +98,12 @@ def _mT(x):
 def _cdist_vjps(g, x1, x2, result, p, _nan_max=False):
     if p == 0 or 0 in g.shape:
         return zeros_like(x1), zeros_like(x2)
-    return (_cdist_grad(g, x1, x2, result, p),
-            _cdist_grad(_mT(g), x2, x1, _mT(result), p))
+    # each gradient one node on a graph, as torch's _cdist_backward (CdistBackwardBackward0;
+    # gradkit's differentiates again through the composite, where torch's refuses)
+    return (one_node("CdistBackwardBackward0", lambda g, a, b, d: _cdist_grad(g, a, b, d, p),
+                     (g, x1, x2, result)),
+            one_node("CdistBackwardBackward0", lambda g, a, b, d: _cdist_grad(
+                _mT(g), b, a, _mT(d), p), (g, x1, x2, result)))
 
 
 _cdist.defvjp_all(_cdist_vjps)

@@ -94,6 +94,7 @@ NODES = {
     "group_norm": (lambda lib, x, w, b: lib.nn.functional.group_norm(x, 2, w, b, 1e-3),
                    [(2, 4, 3, 2), (4,), (4,)]),
     "group_norm_no_weight": (lambda lib, x: lib.nn.functional.group_norm(x, 2), [(2, 4, 3)]),
+    "group_norm_no_samples": (lambda lib, x: lib.nn.functional.group_norm(x, 1), [(0, 2, 3)]),
     "layer_norm_no_bias": (lambda lib, x, w: lib.nn.functional.layer_norm(x, (3,), w),
                            [(2, 3), (3,)]),
     "layer_norm_no_weight": (lambda lib, x: lib.nn.functional.layer_norm(x, (2, 3)),

@@ -46,7 +46,8 @@ def batch_norm_node(normalized, inputs: tuple, running_mean, running_var, traini
 def group_norm_node(normalized, inputs: tuple, groups: int, eps: float) -> Tensor:
     """``normalized(input, weight, bias)`` as torch's NativeGroupNormBackward0 node."""
     n, c, *sizes = inputs[0].shape
+    rows = (n, groups, c // groups * math.prod(sizes))  # (spelled out: no -1 for 0 samples)
     return one_node("NativeGroupNormBackward0", normalized, inputs, _SAVED,
                     {"N": n, "C": c, "HxW": math.prod(sizes), "group": groups, "eps": eps},
                     {f"result{part + 1}": lambda saved, part=part: _statistics(
-                        saved[0].detach(), (n, groups, -1), eps, part) for part in (0, 1)})
+                        saved[0].detach(), rows, eps, part) for part in (0, 1)})

@@ -260,6 +260,7 @@ SECOND_ORDER = {
     # torch's _cdist_backward: one CdistBackwardBackward0 node per gradient
     "cdist": (lambda lib, a, b: lib.cdist(a, b, p=3.0), [(3, 2), (4, 2)]),
     "cdist_inf": (lambda lib, a, b: lib.cdist(a, b, p=float("inf")), [(2, 3, 2), (2, 4, 2)]),
+    "cdist_0": (lambda lib, a, b: lib.cdist(a, b, p=0.0), [(3, 2), (4, 2)]),  # zeros
 }
 # gradkit composes these derivatives of public ops; torch has one *BackwardBackward0 node
 COMPOSED = pytest.mark.xfail(strict=True, reason="savedattrs: torch's SmoothL1LossBackward"

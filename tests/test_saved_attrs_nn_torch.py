@@ -34,6 +34,7 @@ POOLS_AND_PADS = {
     "avg_pool3d": ("avg_pool3d", (2,), (2, 3, 4, 4, 4)),
     "adaptive_avg_pool1d": ("adaptive_avg_pool1d", (3,), (2, 3, 6)),
     "adaptive_avg_pool2d": ("adaptive_avg_pool2d", (3,), (2, 3, 6, 6)),
+    "adaptive_avg_pool2d_unbatched": ("adaptive_avg_pool2d", (3,), (3, 6, 6)),
     "adaptive_avg_pool3d": ("adaptive_avg_pool3d", (3,), (2, 3, 6, 6, 6)),
     "reflect1d": ("pad", ((1, 1), "reflect"), (2, 3, 6)),
     "reflect2d": ("pad", ((1, 1, 2, 0), "reflect"), (2, 3, 6, 6)),

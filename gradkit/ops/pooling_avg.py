@@ -175,10 +175,10 @@ def _adaptive_avg_pool(input, output_size, d: int):
         counts = np.multiply.outer(counts, valid.sum(1))
 
     def pool(input):
-        x = unsqueeze(input, 0) if added else input
-        # torch's kernel saves the input: a zero-derivative edge to it
-        edge = input_edge(x, _node=f"AdaptiveAvgPool{d}DBackwardBackward0")
-        out = div(_window_sums(edge, window_map(dims)), _constant(x, counts))
+        # torch's kernel saves the input (unbatched too): a zero-derivative edge to it
+        edge = input_edge(input, _node=f"AdaptiveAvgPool{d}DBackwardBackward0")
+        x = unsqueeze(edge, 0) if added else edge
+        out = div(_window_sums(x, window_map(dims)), _constant(x, counts))
         out = squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
         return refuse_empty_grad_output(out, name=name) if 0 in tuple(out.shape)[1:] else out
     return one_node(f"AdaptiveAvgPool{d}DBackward0", pool, (input,), {"self": 0})

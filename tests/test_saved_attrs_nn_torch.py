@@ -120,6 +120,11 @@ NODES = {
     "pixel_shuffle": (lambda lib, x: lib.nn.functional.pixel_shuffle(x, 2), [(1, 8, 2, 2)]),
     "pixel_unshuffle": (lambda lib, x: lib.nn.functional.pixel_unshuffle(x, 2), [(1, 2, 4, 4)]),
     "channel_shuffle": (lambda lib, x: lib.nn.functional.channel_shuffle(x, 2), [(1, 4, 2, 2)]),
+    # torch's pad node saves the input itself, its edge the input's
+    "reflect2d": (lambda lib, x: lib.nn.functional.pad(x, (1, 1, 2, 0), mode="reflect"),
+                  [(2, 3, 4)]),
+    "replicate3d": (lambda lib, x: lib.nn.functional.pad(x, (1, 0, 1, 1, 0, 2), "replicate"),
+                    [(1, 2, 3, 3, 3)]),
 }
 
 

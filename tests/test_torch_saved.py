@@ -189,8 +189,6 @@ KNOWN_SAVED_DIFFERENCES = {
     ("IndexAddBackward0", "_saved_source"): _SHAPE_ONLY,
     ("IndexCopyBackward0", "_saved_source"): _SHAPE_ONLY,
     ("PutBackward0", "_saved_source"): _SHAPE_ONLY,
-    **{(f"{kind}Pad{n}DBackward0", "_saved_self"): "gradkit's pad keeps the input's shape"
-       for kind in ("Reflection", "Replication") for n in (1, 2, 3)},
     **{(case, "_saved_" + name): _VECTORS for case, names in (
         *((case, ("eigenvectors",)) for case in ("linalg.eig-0", "linalg.eig-batched",
                                                  "linalg.eigvals-0", "linalg.eigh-0")),

@@ -238,8 +238,12 @@ def pad(input, pad, mode: str = "constant", value=None):
     """Pad the last dims: ``pad`` = (left, right, top, bottom, ...), negative values crop."""
     value = number_argument(value, "pad", "value", 4, "float")
     check_pad_value(mode, value)
-    if mode in ("reflect", "replicate"):  # torch's backward reads the input (a zero edge)
-        input = input_edge(input, _node=backward_of(pad_node_name({"mode": mode, "pad": pad})))
+    if mode in ("reflect", "replicate"):
+        # torch's node saves the input, and its backward reads it (a zero edge): one node
+        node = pad_node_name({"mode": mode, "pad": pad})
+        return one_node(node, lambda x: ops.pad(input_edge(x, _node=backward_of(node)),
+                                                tuple(pad), mode, 0.0),
+                        (input,), {"self": 0}, {"padding": tuple(pad)})
     return ops.pad(input, tuple(pad), mode, 0.0 if value is None else value)
 
 

@@ -216,17 +216,23 @@ def test_raw_saved_register_hooks_refusals_as_torch(case):
         a, b = _leaves(lib, (3,), (3,))
         b.requires_grad_(False)
         y = a * b
-        raw = y.grad_fn._raw_saved_self if case == "none" else y.grad_fn._raw_saved_other
-        if case == "twice":
-            raw.register_hooks(lambda t: t, lambda t: t)
-        if case == "freed":
-            y.sum().backward()
-        with pytest.raises(RuntimeError) as info:
-            raw.register_hooks(lambda t: t, lambda t: t)
-        return str(info.value)
+        return hooks_refusal(lib, y, y.grad_fn._raw_saved_self if case == "none" else
+                             y.grad_fn._raw_saved_other, case)
     expected = refusal(torch)
     assert refusal(gradkit) == expected
     assert expected.startswith("Calling register_hooks on a saved tensor")
+
+
+def hooks_refusal(lib, y, raw, case: str) -> str:
+    """The error of ``raw.register_hooks`` after hooks were set (``case`` "twice") or
+    backward ran from ``y`` ("freed")."""
+    if case == "twice":
+        raw.register_hooks(lambda t: t, lambda t: t)
+    if case == "freed":
+        lib.autograd.backward(y, lib.ones_like(y))
+    with pytest.raises(RuntimeError) as info:
+        raw.register_hooks(lambda t: t, lambda t: t)
+    return str(info.value)
 
 
 SECOND_ORDER = {
@@ -251,6 +257,10 @@ SECOND_ORDER = {
                      [(2, 3), (2, 2), (2, 3)]),
     "baddbmm_scaled": (lambda lib, a, b, c: lib.baddbmm(a, b, c, alpha=2.0),
                        [(2, 2, 3), (2, 2, 4), (2, 4, 3)]),
+    # torch's _cdist_backward: one CdistBackwardBackward0 node per gradient
+    "cdist": (lambda lib, a, b: lib.cdist(a, b, p=3.0), [(3, 2), (4, 2)]),
+    "cdist_inf": (lambda lib, a, b: lib.cdist(a, b, p=float("inf")), [(2, 3, 2), (2, 4, 2)]),
+    "cdist_0": (lambda lib, a, b: lib.cdist(a, b, p=0.0), [(3, 2), (4, 2)]),  # zeros
 }
 # gradkit composes these derivatives of public ops; torch has one *BackwardBackward0 node
 COMPOSED = pytest.mark.xfail(strict=True, reason="savedattrs: torch's SmoothL1LossBackward"

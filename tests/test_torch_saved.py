@@ -168,8 +168,8 @@ def test_node_names_and_saved_attributes_match_torch(case):
         if isinstance(node.op, OneNodeOp) and not hasattr(node, name):
             # a composite recorded as torch's one node (ops/one_node.py) keeps torch's saved
             # inputs and result its own graph reads, and the sizes and flags some declare
-            # (tests/test_one_node_saved.py); other parameters (eps, ...) and statistics
-            # (batch_norm's result1) are not recorded on it
+            # (tests/test_one_node_saved.py, tests/test_saved_attrs_nn_torch.py); other
+            # one_node ops' parameters are not recorded on them
             continue
         mine = getattr(node, name)  # AttributeError where gradkit lacks torch's name
         if (t_node.name(), name) in PARTLY_UNINITIALIZED_IN_TORCH:
@@ -189,8 +189,6 @@ KNOWN_SAVED_DIFFERENCES = {
     ("IndexAddBackward0", "_saved_source"): _SHAPE_ONLY,
     ("IndexCopyBackward0", "_saved_source"): _SHAPE_ONLY,
     ("PutBackward0", "_saved_source"): _SHAPE_ONLY,
-    **{(f"{kind}Pad{n}DBackward0", "_saved_self"): "gradkit's pad keeps the input's shape"
-       for kind in ("Reflection", "Replication") for n in (1, 2, 3)},
     **{(case, "_saved_" + name): _VECTORS for case, names in (
         *((case, ("eigenvectors",)) for case in ("linalg.eig-0", "linalg.eig-batched",
                                                  "linalg.eigvals-0", "linalg.eigh-0")),
@@ -206,7 +204,6 @@ KNOWN_SAVED_DIFFERENCES = {
     "the end it uses",
     ("conv2d-2", "_saved_input"): "padding='same' with an even kernel: torch saves the input it "
     "padded on one side, gradkit the input (its padding holds both sides)",
-    ("NativeLayerNormBackward0", "_saved_bias"): "layer_norm's gradients never read the bias",
     **{("matmul-empty_inner", f"_saved_{name}_sym_strides"): "torch's strides of an empty "
        "operand" for name in ("self", "mat2")},
     **{("linalg.matrix_power-0", f"_saved_{name}"): "gradkit multiplies the powers in another "

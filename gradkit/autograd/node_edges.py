@@ -14,11 +14,12 @@ def shown_inputs(node) -> tuple | None:
     """The inputs torch's node has an edge for (None: all), those its overload
     differentiates. Not a Python number the overload takes as a Scalar (``x ** 2``, ``x % 2``)
     unless the op wraps numbers as tensors (``op.number_edges``: add, mul, where give
-    ``(None, 0)``), nor an input without derivative rule (an index, a mask, where's
-    condition: torch's ``non_differentiable``), nor one outside the op's ``edge_inputs``
-    (the inputs torch's derivatives.yaml names, for an op with one rule for all:
-    ``lu_solve``'s pivots); a node without derivative (NotImplemented) keeps the inputs that
-    require grad, as torch's autograd fallback."""
+    ``(None, 0)``) or shows every input (``op.every_edge``: convolution's absent bias), nor
+    an input without derivative rule (an index, a mask, where's condition: torch's
+    ``non_differentiable``), nor one outside the op's ``edge_inputs`` (the inputs torch's
+    derivatives.yaml names, for an op with one rule for all: ``lu_solve``'s pivots); a node
+    without derivative (NotImplemented) keeps the inputs that require grad, as torch's
+    autograd fallback."""
     nodes = node._next
     if type(node).__name__ == "NotImplemented":
         return tuple(i for i, n in enumerate(nodes) if n is not None)
@@ -27,7 +28,7 @@ def shown_inputs(node) -> tuple | None:
         return None
     if rules is not None and len(rules) != len(nodes):  # a variadic op: one rule for all
         rules = None
-    numbers = getattr(node.op, "number_edges", False)
+    numbers = getattr(node.op, "number_edges", False) or getattr(node.op, "every_edge", False)
     named = getattr(node.op, "edge_inputs", None)
     shown = tuple(i for i in range(len(nodes))
                   if (meta[i] is not None or numbers) and (rules is None or rules[i] is not None)

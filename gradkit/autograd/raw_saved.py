@@ -22,21 +22,27 @@ class SavedTensor:
     def register_hooks(self, pack_hook, unpack_hook) -> None:
         """``pack_hook(tensor)`` now; ``unpack_hook(packed)`` gives the tensor at each use
         (backward, ``_saved_<name>``)."""
-        if not (callable(pack_hook) and callable(unpack_hook)):
-            raise TypeError("register_hooks(): incompatible function arguments")
         node = self._node
-        if node.saved is None:
-            raise RuntimeError(FREED_HOOKS)
-        held = node.saved[self._entry]
-        if held is None:
-            raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
-                               "forbidden")
-        if held.unpack_hook is not None:
-            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
-                               "already been set. Hint: only one pair of hooks is allowed at "
-                               "a time.")
+        held = None if node.saved is None else node.saved[self._entry]
+        refuse_hooks(pack_hook, unpack_hook, node.saved is None, held is None,
+                     held is not None and held.unpack_hook is not None)
         tensor = held.unpack(node, True)
         held.grad_edge = graph._history_edge(tensor, held.output_nr >= 0)
         held.packed = pack_hook(tensor)
         held.unpack_hook = unpack_hook
         held.tensor = held.data = None  # the pack holds it now, as under saved_tensors_hooks
+
+
+def refuse_hooks(pack_hook, unpack_hook, freed: bool, none: bool, set_before: bool) -> None:
+    """torch's refusals of ``register_hooks``, in its order: not two functions, a saved tensor
+    freed by backward, one of value None, one whose hooks were set before."""
+    if not (callable(pack_hook) and callable(unpack_hook)):
+        raise TypeError("register_hooks(): incompatible function arguments")
+    if freed:
+        raise RuntimeError(FREED_HOOKS)
+    if none:
+        raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
+                           "forbidden")
+    if set_before:
+        raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
+                           "been set. Hint: only one pair of hooks is allowed at a time.")

@@ -120,6 +120,9 @@ def _raw_keys(node: Node, torch_only: bool = False) -> dict:
 
 def _raw_attribute(node: Node, key: str) -> RawSavedTensor:
     """``node._raw_saved_<key>``: the saved tensor itself (its hooks can be set)."""
+    raw_saved = getattr(node.op, "raw_saved", None)
+    if raw_saved is not None and key not in _hidden(node):  # a one_node op's own
+        return raw_saved(node, key)
     entry = _raw_keys(node).get(key)
     if entry is None or key in _hidden(node):
         raise _no_attribute(node, "_raw_saved_" + key)
@@ -131,7 +134,8 @@ def saved_names(node: Node) -> set:
     shows only them)."""
     hidden = _hidden(node)
     return {"_saved_" + key for key in _saved_keys(node.op, True) if key not in hidden} | \
-        {"_raw_saved_" + key for key in _raw_keys(node, True) if key not in hidden}
+        {"_raw_saved_" + key for key in getattr(node.op, "raw_names", None) or
+         _raw_keys(node, True) if key not in hidden}
 
 
 def _node_dir(node: Node) -> list:

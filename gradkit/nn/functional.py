@@ -35,7 +35,7 @@ from gradkit.ops.attention import (
     fold, pixel_shuffle, pixel_unshuffle, scaled_dot_product_attention, unfold)
 from gradkit.ops.conv import conv2d
 from gradkit.ops.ctc import ctc_loss
-from gradkit.ops.grad_edges import input_edge
+from gradkit.ops.grad_edges import backward_of, input_edge
 from gradkit.ops.conv_more import (
     conv1d, conv3d, conv_tbc, conv_transpose1d, conv_transpose2d, conv_transpose3d)
 from gradkit.ops.interpolate import interpolate
@@ -68,6 +68,7 @@ from gradkit.ops.pooling import (
     adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, max_pool1d, max_pool2d,
     max_pool3d)
 from gradkit.ops.pooling_fractional import fractional_max_pool2d, fractional_max_pool3d
+from gradkit.ops.node_names import pad_node_name
 from gradkit.ops.padding import check_pad_value
 from gradkit.ops.gumbel import gumbel_softmax
 from gradkit.ops.sampling_grid import affine_grid, grid_sample
@@ -224,7 +225,7 @@ def channel_shuffle(input, groups: int):
         if layout is not None:
             return out.contiguous(memory_format=layout)
         return out.clone() if out._is_view() else out  # torch's is a new tensor, never a view
-    return one_node("ChannelShuffleBackward0", shuffle, (input,))
+    return one_node("ChannelShuffleBackward0", shuffle, (input,), constants={"groups": groups})
 
 
 def _np_dtype(dtype):
@@ -237,8 +238,12 @@ def pad(input, pad, mode: str = "constant", value=None):
     """Pad the last dims: ``pad`` = (left, right, top, bottom, ...), negative values crop."""
     value = number_argument(value, "pad", "value", 4, "float")
     check_pad_value(mode, value)
-    if mode in ("reflect", "replicate"):  # torch's backward reads the input (a zero edge)
-        input = input_edge(input)
+    if mode in ("reflect", "replicate"):
+        # torch's node saves the input, and its backward reads it (a zero edge): one node
+        node = pad_node_name({"mode": mode, "pad": pad})
+        return one_node(node, lambda x: ops.pad(input_edge(x, _node=backward_of(node)),
+                                                tuple(pad), mode, 0.0),
+                        (input,), {"self": 0}, {"padding": tuple(pad)})
     return ops.pad(input, tuple(pad), mode, 0.0 if value is None else value)
 
 

@@ -73,6 +73,8 @@ class Op:
     # torch wraps a Python number operand as a 0-d tensor (add, mul): an edge (None, 0), and
     # a saved tensor freed by backward (node_names.py sets it)
     number_edges = False
+    # torch's node has an edge for every input, (None, 0) for an absent one (convolution's bias)
+    every_edge = False
 
     def __init__(self, forward, name=None, save=(), broadcast=False, linear=False,
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,

@@ -146,10 +146,12 @@ def _pixel_dims(input, name: str, factor: int, factor_name: str):
     return tuple(input.shape[-3:])
 
 
-def _rearranged(input, node: str, split: tuple, order: tuple, merged: tuple):
+def _rearranged(input, node: str, split: tuple, order: tuple, merged: tuple,
+                constants: dict):
     """One node: the last three dims of ``input`` reshaped to ``split``, these permuted by
     ``order`` and reshaped to ``merged``; a new tensor, even where it moves nothing (factor
-    1), as torch's pixel (un)shuffle, channels last where a 4-d input is."""
+    1), as torch's pixel (un)shuffle, channels last where a 4-d input is. ``constants``: the
+    factor torch's node keeps."""
     lead = tuple(input.shape[:-3])
     k = len(lead)
     if input.ndim == 5 and suggested_order(input._data) is not None:  # no channels_last_3d
@@ -159,7 +161,7 @@ def _rearranged(input, node: str, split: tuple, order: tuple, merged: tuple):
         x = permute(reshape(x, lead + split), tuple(range(k)) + tuple(k + i for i in order))
         out = in_suggested_format(reshape(x, lead + merged), input)
         return out.clone() if out._is_view() else out
-    return one_node(node, rearrange, (input,))
+    return one_node(node, rearrange, (input,), constants=constants)
 
 
 @int_parameters("pixel_shuffle", upscale_factor=(2, "int"))
@@ -172,7 +174,7 @@ def pixel_shuffle(input, upscale_factor: int):
                            "divisible by the square of upscale_factor, but input.size(-3)="
                            f"{c} is not divisible by {r * r}")
     return _rearranged(input, "PixelShuffleBackward0", (c // (r * r), r, r, h, w),
-                       (0, 3, 1, 4, 2), (c // (r * r), h * r, w * r))
+                       (0, 3, 1, 4, 2), (c // (r * r), h * r, w * r), {"upscale_factor": r})
 
 
 @int_parameters("pixel_unshuffle", downscale_factor=(2, "int"))
@@ -186,7 +188,7 @@ def pixel_unshuffle(input, downscale_factor: int):
                                f"downscale_factor, but input.size({dim})={size} is not "
                                f"divisible by {r}")
     return _rearranged(input, "PixelUnshuffleBackward0", (c, h // r, r, w // r, r),
-                       (0, 2, 4, 1, 3), (c * r * r, h // r, w // r))
+                       (0, 2, 4, 1, 3), (c * r * r, h // r, w // r), {"downscale_factor": r})
 
 
 def _pairs(kernel_size, dilation, padding, stride):

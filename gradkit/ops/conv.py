@@ -152,6 +152,7 @@ convolution.defjvp(
     lambda t, x, w, padding, geometry, groups:
         convolution(x, t, None, padding=padding, geometry=geometry, groups=groups),
     _tangent_bias)
+convolution.every_edge = True  # torch's node has an edge per input: (None, 0) for no bias
 
 
 def _ntuple(value, name: str, d: int) -> tuple:

@@ -113,7 +113,10 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     # torch's complex convolution is itself a composite of real ones (its last node an add)
     out = transposed_convolution(x, weight, bias) if x._data.dtype.kind == "c" else \
         one_node("ConvolutionBackward0", transposed_convolution, (x, weight, bias),
-                 {"input": 0, "weight": 1})
+                 {"input": 0, "weight": 1}, {  # the arguments torch's node keeps
+                     "stride": tuple(stride), "padding": pads, "dilation": tuple(dilation),
+                     "transposed": True, "output_padding": extra, "groups": groups,
+                     "bias_sym_sizes_opt": (0,) if bias is None else tuple(bias.shape)})
     return squeeze(out, 0) if added else out
 
 

@@ -15,6 +15,7 @@ from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import _check_not_bool, pow, sub
 from gradkit.ops.comparison import isnan
+from gradkit.ops.grad_edges import reads_input
 from gradkit.ops.indexing import getitem
 from gradkit.ops.complex import conj, real
 from gradkit.ops.linalg import matmul
@@ -96,10 +97,15 @@ def _mT(x):
 
 
 def _cdist_vjps(g, x1, x2, result, p, _nan_max=False):
-    if p == 0 or 0 in g.shape:
-        return zeros_like(x1), zeros_like(x2)
-    return (_cdist_grad(g, x1, x2, result, p),
-            _cdist_grad(_mT(g), x2, x1, _mT(result), p))
+    # each gradient one node on a graph, as torch's _cdist_backward (CdistBackwardBackward0;
+    # gradkit's differentiates again through the composite, where torch's refuses)
+    if p == 0 or 0 in g.shape:  # zeros, on a graph too
+        return (reads_input(zeros_like(x1), x1, _node="CdistBackwardBackward0"),
+                reads_input(zeros_like(x2), x2, _node="CdistBackwardBackward0"))
+    return (one_node("CdistBackwardBackward0", lambda g, a, b, d: _cdist_grad(g, a, b, d, p),
+                     (g, x1, x2, result)),
+            one_node("CdistBackwardBackward0", lambda g, a, b, d: _cdist_grad(
+                _mT(g), b, a, _mT(d), p), (g, x1, x2, result)))
 
 
 _cdist.defvjp_all(_cdist_vjps)

@@ -32,27 +32,36 @@ gradient_edge.node_name_rule = lambda params, arrays: params["node"]
 
 
 @op(save="x")
-def reads_input(xp, g, x):
+def reads_input(xp, g, x, _node="ReadsInputBackward0"):
     """g itself, as a node that reads x: torch's pooling and padding backwards take the input
     and differentiate as zeros_like(self) there, so with create_graph the gradient requires
-    grad and a second derivative through it is 0 (NaN beside an inf; breadth seed 15309)."""
+    grad and a second derivative through it is 0 (NaN beside an inf; breadth seed 15309).
+    ``_node``: the name of torch's node there, its first-order node's ``...BackwardBackward0``
+    (``backward_of``)."""
     return g.copy()
 
 
-reads_input.defvjp(lambda gg, x: gg, lambda gg, x: zeros_like(x))
-reads_input.defjvp(lambda t, x: t, lambda t, x: zeros_like(t))
+reads_input.defvjp(lambda gg, x, _node: gg, lambda gg, x, _node: zeros_like(x))
+reads_input.defjvp(lambda t, x, _node: t, lambda t, x, _node: zeros_like(t))
+reads_input.node_name_rule = lambda params, arrays: params["_node"]
+
+
+def backward_of(node_name: str) -> str:
+    """The name of torch's node of the backward of the node ``node_name``
+    (``MaxPool2DWithIndicesBackward0`` -> ``MaxPool2DWithIndicesBackwardBackward0``)."""
+    return node_name.replace("Backward0", "BackwardBackward0")
 
 
 @op(save="x")
-def input_edge(xp, x):
-    """A copy of x whose gradient is ``reads_input``'s: for the ops composed of others
-    (average pooling, reflection and replication padding) whose torch backward reads the
-    input with a zero derivative."""
+def input_edge(xp, x, _node="ReadsInputBackward0"):
+    """A copy of x whose gradient is ``reads_input``'s (named ``_node``): for the ops composed
+    of others (average pooling, reflection and replication padding) whose torch backward reads
+    the input with a zero derivative."""
     return x.copy(order="K")  # in x's layout: a channels-last input stays one
 
 
-input_edge.defvjp(lambda g, x: reads_input(g, x))
-input_edge.defjvp(lambda t, x: t)
+input_edge.defvjp(lambda g, x, _node: reads_input(g, x, _node=_node))
+input_edge.defjvp(lambda t, x, _node: t)
 
 
 @op(save="x")
@@ -77,7 +86,7 @@ kept_for_backward.batchable = True
 
 def defmask_edge(op_, passes) -> None:
     """Derivative 1 where ``passes(x, **params)``, else 0, through ``gradient_edge``."""
-    node = op_.node_name.replace("Backward0", "BackwardBackward0")
+    node = backward_of(op_.node_name)
     op_.defvjp(lambda g, x, **params: gradient_edge(g, x, passes(x, **params), node=node))
     op_.defjvp(lambda t, x, **params: gradient_edge(t, x, passes(x, **params), node=node))
     op_.batchable = True

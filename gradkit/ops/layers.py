@@ -138,7 +138,7 @@ def linear(input, weight, bias=None):
 
 # -- layer norm -----------------------------------------------------------------------------
 
-@op(save=("x", "w"), node_name="NativeLayerNormBackward0", contiguous=True)
+@op(save=("x", "w", "b"), node_name="NativeLayerNormBackward0", contiguous=True)
 def _layer_norm(xp, x, w, b, axes=(), eps=1e-5):
     dtype = x.dtype
     if dtype == xp.float16:  # torch's kernel works in float32 and rounds the result once
@@ -155,8 +155,9 @@ def _layer_norm(xp, x, w, b, axes=(), eps=1e-5):
     return out.astype(dtype, copy=False)
 
 
-def _layer_norm_vjp(g, x, w, axes, eps):
-    """Joint vjp: y = xhat * w + b, xhat = (x - mean) * rstd over ``axes``."""
+def _layer_norm_vjp(g, x, w, b, axes, eps):
+    """Joint vjp: y = xhat * w + b, xhat = (x - mean) * rstd over ``axes`` (b is saved for
+    torch's ``_saved_bias`` only)."""
     if _dtype_of(x) == HALF:
         return _layer_norm_vjp_half(g, x, w, axes, eps)
     lead = tuple(range(x.ndim - len(axes)))
@@ -203,7 +204,7 @@ def _sum_leading(t, lead):
     return sum(t, lead) if lead else t
 
 
-def _layer_norm_jvp(tangents, x, w, axes, eps):
+def _layer_norm_jvp(tangents, x, w, b, axes, eps):
     t_x, t_w, t_b = tangents
     centered = x - mean(x, axes, True)
     rstd = rsqrt(mean(centered * centered, axes, True) + eps)
@@ -220,6 +221,7 @@ def _layer_norm_jvp(tangents, x, w, axes, eps):
 
 _layer_norm.defvjp_all(_layer_norm_vjp)
 _layer_norm.defjvp_all(_layer_norm_jvp)
+_layer_norm.every_edge = True  # torch's node has an edge per input: (None, 0) for no bias
 
 
 def checked_normalized_shape(input, normalized_shape, params: dict, star: str) -> tuple:

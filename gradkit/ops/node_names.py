@@ -98,12 +98,13 @@ _PAD_NODES = {"constant": "ConstantPadNd", "reflect": "ReflectionPad{}D",
               "replicate": "ReplicationPad{}D"}  # circular: torch copies slices (CopySlices)
 
 
-def _pad_name(params, inputs) -> str:
+def pad_node_name(params: dict, inputs=None) -> str:
+    """The name of torch's node of ``pad`` with ``params`` (mode, pad)."""
     name = _PAD_NODES.get(params.get("mode", "constant"), "Pad")
     return name.format(len(params.get("pad", ())) // 2) + "Backward0"
 
 
-pad.node_name_rule = _pad_name
+pad.node_name_rule = pad_node_name
 matmul.node_name_rule = _matmul_name
 fmod.node_name_rule = _scalar_or_tensor("Fmod", 1)
 lerp.node_name_rule = _scalar_or_tensor("Lerp", 2)

@@ -27,7 +27,7 @@ from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
 from gradkit.ops.layers import checked_normalized_shape
 from gradkit.ops.half_scalar import HALF
-from gradkit.ops.one_node import one_node
+from gradkit.ops.norm_saved import batch_norm_node, group_norm_node
 from gradkit.ops.padding import pad
 from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
 from gradkit.ops.reduction import mean
@@ -248,8 +248,8 @@ def batch_norm_unchecked(input, running_mean, running_var, weight, bias,  # noqa
                                     rsqrt(add(running_var.detach(), eps)), weight, bias,
                                     kernel_layout(source))
         return _in_input_layout(out, source, dense_too=True)
-    return one_node("NativeBatchNormBackward0", normalized, (input, weight, bias),
-                    {"input": 0, "weight": 1})
+    return batch_norm_node(normalized, (input, weight, bias), running_mean, running_var,
+                           training, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -354,8 +354,7 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
             # torch's weight gradient rstd * (sum(dy x) - sum(dy) mean) is 0 * NaN when empty
             out = add(out, mul(reshape(weight, channel_shape(input)), math.nan))
         return _in_input_layout(out, input)
-    return one_node("NativeGroupNormBackward0", normalized, (input, weight, bias),
-                    {"input": 0, "weight": 1})
+    return group_norm_node(normalized, (input, weight, bias), num_groups, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):

@@ -18,6 +18,7 @@ from gradkit._tensor import Tensor
 from gradkit.autograd.batching import state as batch_state
 from gradkit.autograd.grad_mode import records_graph, state as grad_state
 from gradkit.autograd.graph import FREED_MESSAGE, node_type
+from gradkit.autograd.raw_saved import refuse_hooks
 from gradkit.autograd.saved_messages import forward_op_name, version_error
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import plain
@@ -36,22 +37,24 @@ class _Recorded:
     end it), and only what torch's node saves (those inputs, their versions, the result): no
     other tensor's memory is held until backward."""
 
-    __slots__ = ("root", "ends", "inputs", "result", "versions", "returned")
+    __slots__ = ("root", "ends", "inputs", "result", "versions", "returned", "kept", "hooks")
 
     def __init__(self, inputs: tuple, stand_ins: tuple, output: Tensor, saved: dict,
-                 guards: dict) -> None:
+                 kept: dict | None, guards: dict) -> None:
         self.root = (output.grad_fn, output._output_nr)
         self.ends = tuple(None if s is None or not isinstance(s, Tensor) else s.grad_fn
                           for s in stand_ins)
-        kept = {i for i in saved.values() if i not in guards or any(
+        wanted = {i for i in saved.values() if i not in guards or any(
             self.ends[j] is not None for j in guards[i])}
-        self.inputs = tuple(t if i in kept else None for i, t in enumerate(inputs))
-        self.result = output.detach() if "result" in kept else None
-        self.versions = tuple((i, inputs[i]._vc[0]) for i in kept
+        self.inputs = tuple(t if i in wanted else None for i, t in enumerate(inputs))
+        self.result = output.detach() if "result" in wanted else None
+        self.versions = tuple((i, inputs[i]._vc[0]) for i in wanted
                               if i != "result" and inputs[i] is not None)
         # (its description, version counter, version) of the tensor one_node returns, when
         # "result" is saved: no reference to that tensor (it holds the node: a cycle)
         self.returned = None
+        self.kept = kept  # one_node's ``kept``: torch's other saved tensors, freed with these
+        self.hooks = None  # name -> (packed, unpack_hook) of _raw_saved_<name>.register_hooks
 
     def check_versions(self) -> None:
         """torch's error for a saved input written in place since (named by its node now)."""
@@ -74,14 +77,23 @@ class OneNodeOp:
     checks_grads = True  # the captured gradients have their stand-in's (its input's) meta
     number_edges = True  # torch's node has an edge per input: (None, 0) for an absent bias
 
-    def __init__(self, node_name: str, saved: dict, constant_names: tuple = ()) -> None:
+    def __init__(self, node_name: str, saved: dict, constant_names: tuple = (),
+                 kept_names: tuple = ()) -> None:
         self.node_name = node_name
         self.node_class = node_type(node_name)
         self.profiler_name = node_name
-        # torch's _saved_<name> -> an input's position, or "result"
-        self.torch_saved = {name: _saved_reader(where) for name, where in saved.items()}
+        # torch's _saved_<name> -> an input's position, or "result"; or one_node's ``kept``
+        self.torch_saved = {name: _saved_reader(name, where) for name, where in
+                            (*saved.items(), *((name, None) for name in kept_names))}
         self.param_names = constant_names  # the rest: values kept in node.params
+        self.raw_names = (*saved, *kept_names)  # the tensors: _raw_saved_<name>
         declare_saved_names(self)
+
+    def raw_saved(self, node, name: str) -> SavedTensor:
+        """``node._raw_saved_<name>``."""
+        if name not in self.raw_names:
+            raise AttributeError(f"'{node.name()}' object has no attribute '_raw_saved_{name}'")
+        return SavedTensor(node, name)
 
     def node_attribute(self, node, name: str):
         """No ctx fields: a plain AttributeError, as a built-in node's."""
@@ -93,6 +105,8 @@ class OneNodeOp:
             raise RuntimeError(FREED_MESSAGE)
         recorded = node.saved[0]
         recorded.check_versions()
+        for hooked in (recorded.hooks or {}).values():  # torch unpacks what its formula reads
+            _unpacked(hooked)
         g = grads[0]
         if g is None:
             return [None] * len(node._next)
@@ -117,13 +131,53 @@ class OneNodeOp:
         return result
 
 
-def _saved_reader(where: int | str) -> Callable:
+def _saved_reader(name: str, where: int | str | None) -> Callable:
+    """``node._saved_<name>``: input ``where``, the result, or (``where`` None) the node's
+    ``kept[name]``, a tensor or ``fn(inputs)`` computed when read. Backward frees them; an
+    absent one (None) stays readable, as torch's."""
     def read(node):
         if node.saved is None:
+            if name in (node.params or {}).get("_absent", ()):
+                return None
             raise RuntimeError(FREED_MESSAGE)
         recorded = node.saved[0]
+        if recorded.hooks and name in recorded.hooks:
+            return _unpacked(recorded.hooks[name])
+        if where is None:
+            value = recorded.kept[name]
+            return value(recorded.inputs) if callable(value) else value
         return recorded.result if where == "result" else recorded.inputs[where]
     return read
+
+
+def _unpacked(hooked: tuple) -> Tensor:
+    packed, unpack_hook = hooked
+    tensor = unpack_hook(packed)
+    if not isinstance(tensor, Tensor):
+        raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                        f"result of type {type(tensor).__name__}")
+    return tensor
+
+
+class SavedTensor:
+    """``node._raw_saved_<name>`` of a one_node node, as torch's raw saved variable: its
+    ``register_hooks(pack, unpack)`` packs the tensor now and unpacks it at each later use
+    (``_saved_<name>``, backward). The composite's graph keeps its own saved tensors."""
+
+    __slots__ = ("_node", "_name")
+
+    def __init__(self, node, name: str) -> None:
+        self._node, self._name = node, name
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """torch's ``SavedTensor.register_hooks``, with its refusals."""
+        node, name = self._node, self._name
+        recorded = None if node.saved is None else node.saved[0]
+        hooks = (recorded.hooks or {}) if recorded is not None else {}
+        value = None if recorded is None or name in hooks else node.op.torch_saved[name](node)
+        refuse_hooks(pack_hook, unpack_hook, recorded is None,
+                     value is None and name not in hooks, name in hooks)
+        recorded.hooks = {**hooks, name: (pack_hook(value), unpack_hook)}
 
 
 def _stand_in(t: Tensor) -> Tensor:
@@ -137,14 +191,16 @@ def _stand_in(t: Tensor) -> Tensor:
 _ops: dict = {}
 
 
-def one_node(node_name: str, composite: Callable, inputs: tuple,
-             saved: dict | None = None, constants: dict | None = None,
+def one_node(node_name: str, composite: Callable, inputs: tuple, saved: dict | None = None,
+             constants: dict | None = None, kept: dict | None = None,
              guards: dict | None = None) -> Tensor:
     """``composite(*inputs)`` (inputs: Tensors or None), its graph recorded as one node named
     ``node_name`` with an edge per input. ``saved`` maps torch's ``_saved_<name>`` attributes
     of that node to an input's position or ``"result"``: the inputs torch's node saves, whose
     in-place change before backward raises torch's error. ``constants``: the other
     ``_saved_<name>`` values torch's node keeps (sizes, flags), readable after backward.
+    ``kept``: the other tensors torch's node saves (running statistics: a tensor or None; its
+    results: ``fn(inputs)``, computed when read from the saved inputs), freed by backward.
     ``guards`` maps a saved input's position to the positions whose need of a gradient saves
     it (torch's ``wrap_opt_if``): otherwise it is not saved (None, and free to be written).
     Without a graph to record (no grad, forward AD, a ``gradkit.func`` transform), the
@@ -158,15 +214,21 @@ def one_node(node_name: str, composite: Callable, inputs: tuple,
     output = composite(*stand_ins)
     if output.grad_fn is None:  # not differentiable (an integer result): nothing to record
         return output
-    key = (node_name, tuple(sorted((saved or {}).items())), tuple(constants or ()))
+    absent = tuple(name for name, where in (saved or {}).items()
+                   if where != "result" and inputs[where] is None) + \
+        tuple(name for name, value in (kept or {}).items() if value is None)
+    if absent:  # torch's undefined saved tensors: None, after backward too
+        constants = {**(constants or {}), "_absent": absent}
+    key = (node_name, tuple(sorted((saved or {}).items())), tuple(constants or ()),
+           tuple(kept or ()))
     op = _ops.get(key)
     if op is None:
-        op = _ops[key] = OneNodeOp(node_name, saved or {}, key[2])
+        op = _ops[key] = OneNodeOp(node_name, saved or {}, key[2], key[3])
     nodes, slots, meta, _ = edges_and_meta(
         inputs, [t._data if isinstance(t, Tensor) else t for t in inputs])
     node = op.node_class(op, tuple(nodes), tuple(slots),
-                         (_Recorded(inputs, stand_ins, output, saved or {}, guards or {}),),
-                         constants,
+                         (_Recorded(inputs, stand_ins, output, saved or {}, kept,
+                                    guards or {}),), constants,
                          tuple(meta))
     node.anomaly_trace = output.grad_fn.anomaly_trace  # anomaly mode's forward stack: the user's
     result = Tensor._make(output._data, node, 0)

@@ -14,7 +14,7 @@ import numpy as np
 from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops._op import op
 from gradkit.ops.clamp import clamp
-from gradkit.ops.grad_edges import reads_input
+from gradkit.ops.grad_edges import backward_of, reads_input
 from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.joining import cat
 from gradkit.ops.piecewise import zeros_like
@@ -182,14 +182,15 @@ def _max_pool_vjp(g, x, indices, windows, fallback, kind, torch_arguments=None,
         raise refused
     n, c, plane, count = _planes(x_shape, tuple(indices.shape), unbatched)
     outs = (n, c, count)
+    node = backward_of(kind + "Backward0")
     if fallback is None:
         flat = scatter_into_zeros(reshape(g, outs), reshape(indices, outs), shape=(n, c, plane),
                                   dim=2)
-        return (reads_input(reshape(flat, tuple(x_shape)), x),)
+        return (reads_input(reshape(flat, tuple(x_shape)), x, _node=node),)
     # an index past the plane (a window of padding only) sends its gradient nowhere
     flat = scatter_into_zeros(reshape(g, outs), reshape(clamp(indices, max=plane), outs),
                               shape=(n, c, plane + 1), dim=2)
-    return (reads_input(reshape(narrow(flat, 2, 0, plane), tuple(x_shape)), x),)
+    return (reads_input(reshape(narrow(flat, 2, 0, plane), tuple(x_shape)), x, _node=node),)
 
 
 def _max_pool_jvp(tangents, x, indices, windows, fallback, kind, torch_arguments=None,

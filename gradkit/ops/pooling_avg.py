@@ -96,7 +96,8 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         out = Tensor._make(xp.trunc(sums._data / xp.asarray(np.asarray(divisor))).astype(
             x._data.dtype))
     else:  # torch's AvgPool2DBackward0 saves the input: a zero-derivative edge to it
-        out = div(_window_sums(input_edge(x), windows), _constant(x, divisor))
+        out = div(_window_sums(input_edge(x, _node=f"AvgPool{d}DBackwardBackward0"), windows),
+                  _constant(x, divisor))
     return squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
 
 
@@ -112,7 +113,16 @@ def _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include
     def pool(input):
         return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                          divisor_override, d)
-    return one_node(f"AvgPool{d}DBackward0", pool, (input,), {"self": 0})
+    return one_node(f"AvgPool{d}DBackward0", pool, (input,), {"self": 0}, {
+        "kernel_size": _as_given(kernel_size, d), "stride": _as_given(stride, d),
+        "padding": _as_given(padding, d), "ceil_mode": bool(ceil_mode),
+        "count_include_pad": bool(count_include_pad), "divisor_override": divisor_override})
+
+
+def _as_given(value, d: int) -> tuple:
+    """An int[d] argument as torch's node keeps it: an int repeated, a list as given, None
+    (a stride) as ()."""
+    return (value,) * d if isinstance(value, int) else () if value is None else tuple(value)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -123,7 +133,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
                            "for argument #1 'self' (while checking arguments for avg_pool1d)")
     one = [(1,) + one_int(v, "avg_pool1d", what)
            for v, what in ((kernel_size, "kernel_size"), (padding, "padding"))]
-    step = None if no_stride(stride) else (1,) + one_int(stride, "avg_pool1d", "stride")
+    # (no stride: torch's 1-d kernel passes its kernel size on as the stride)
+    step = one[0] if no_stride(stride) else (1,) + one_int(stride, "avg_pool1d", "stride")
     out = avg_pool2d(unsqueeze(input, -2), one[0], step, (0,) + one[1][1:], ceil_mode,
                      count_include_pad)
     return squeeze(out, -2)
@@ -164,9 +175,10 @@ def _adaptive_avg_pool(input, output_size, d: int):
         counts = np.multiply.outer(counts, valid.sum(1))
 
     def pool(input):
-        x = unsqueeze(input, 0) if added else input
-        # torch's kernel saves the input: a zero-derivative edge to it
-        out = div(_window_sums(input_edge(x), window_map(dims)), _constant(x, counts))
+        # torch's kernel saves the input (unbatched too): a zero-derivative edge to it
+        edge = input_edge(input, _node=f"AdaptiveAvgPool{d}DBackwardBackward0")
+        x = unsqueeze(edge, 0) if added else edge
+        out = div(_window_sums(x, window_map(dims)), _constant(x, counts))
         out = squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
         return refuse_empty_grad_output(out, name=name) if 0 in tuple(out.shape)[1:] else out
     return one_node(f"AdaptiveAvgPool{d}DBackward0", pool, (input,), {"self": 0})

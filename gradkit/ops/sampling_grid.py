@@ -189,7 +189,10 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     sample = _bicubic if mode == "bicubic" else _sample
     return one_node(f"GridSampler{input.ndim - 2}DBackward0",
                     lambda input, grid: sample(input, grid, mode, padding_mode, align_corners),
-                    (input, grid), {"input": 0, "grid": 1})
+                    (input, grid), {"input": 0, "grid": 1}, {  # torch's enums' ints
+                        "interpolation_mode": ("bilinear", "nearest", "bicubic").index(mode),
+                        "padding_mode": ("zeros", "border", "reflection").index(padding_mode),
+                        "align_corners": align_corners})
 
 
 def _flat(input):

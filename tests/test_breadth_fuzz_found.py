@@ -2114,3 +2114,14 @@ def test_stft_zero_sign_read_by_a_cast_is_known():
     problems, known = diff_program(program)
     assert problems and all(p.startswith("signed zero in values[4]") for p in problems)
     assert known == "the sign of a zero an FFT leaves"
+
+
+@pytest.mark.parametrize("seed", [316415, 315134])
+def test_distribution_refusing_a_float32_noise_nan_is_known(seed):
+    """Known difference (docs/numerics.md, "validation refuses a parameter that
+    single-precision"; dist seeds 316415, 315134): float32 Kumaraswamy's stddev is the square
+    root of a variance that cancels to noise, NaN here only, and a Uniform whose high is that
+    value is refused here only."""
+    problems, known = diff_program(generate(RandomDrawer(seed), "dist"))
+    assert problems and problems[0].startswith("extra error")
+    assert known == "a distribution refuses a parameter that float32 noise made NaN here only"

@@ -14,7 +14,8 @@ from gradkit.ops.conversion import clone
 from gradkit.ops.linalg import matmul, outer
 from gradkit.ops.linalg_functions import multi_dot
 from gradkit.ops.conversion import fitted
-from gradkit.ops.products import _check_expandable, _scale
+from gradkit.ops.products import _check_expandable
+from gradkit.ops.scaled_sum_rules import scale
 from gradkit.ops.promotion import as_dtype, result_type
 from gradkit.ops.shape import transpose
 from gradkit.ops.unary_helpers import c_type_name
@@ -60,15 +61,15 @@ def addr(xp, x, vec1, vec2, *, beta=1, alpha=1):
     return as_dtype(xp, beta, dtype) * x.astype(dtype) + out
 
 
-addr.defvjp(lambda g, vec1, vec2, beta, alpha: _scale(g, beta.conjugate()),
-            lambda g, vec1, vec2, beta, alpha: _scale(matmul(g, conj(vec2)), alpha.conjugate()),
-            lambda g, vec1, vec2, beta, alpha: _scale(matmul(transpose(g, 0, 1), conj(vec1)),
+addr.defvjp(lambda g, vec1, vec2, beta, alpha: scale(g, beta.conjugate()),
+            lambda g, vec1, vec2, beta, alpha: scale(matmul(g, conj(vec2)), alpha.conjugate()),
+            lambda g, vec1, vec2, beta, alpha: scale(matmul(transpose(g, 0, 1), conj(vec1)),
                                                       alpha.conjugate()))
 addr.input_keywords = ("input", "vec1", "vec2")  # torch's names, taken by keyword
 addr.numbers = numbers_reader("addr", beta=None, alpha=None)  # 0-d tensors: their numbers
-addr.defjvp(lambda t, vec1, vec2, beta, alpha: _scale(t, beta),
-            lambda t, vec1, vec2, beta, alpha: _scale(outer(t, vec2), alpha),
-            lambda t, vec1, vec2, beta, alpha: _scale(outer(vec1, t), alpha))
+addr.defjvp(lambda t, vec1, vec2, beta, alpha: scale(t, beta),
+            lambda t, vec1, vec2, beta, alpha: scale(outer(t, vec2), alpha),
+            lambda t, vec1, vec2, beta, alpha: scale(outer(vec1, t), alpha))
 
 
 @tensor_parameters("matrices")

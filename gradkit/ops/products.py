@@ -10,20 +10,18 @@ from gradkit.memory_format import iterator_order, lay_out
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.half_scalar import HALF
-from gradkit.ops.arithmetic import mul
-from gradkit.ops.complex import conj
 from gradkit.ops.complex_products import all_finite, small_bmm, times_one
-from gradkit.ops.conversion import astype, fitted, real_if_cast_to_real
-from gradkit.ops.linalg import MIXED_COMPLEX_GRAD, _last_two_swapped, bmm, dot, matmul
+from gradkit.ops.conversion import fitted, real_if_cast_to_real
+from gradkit.ops.linalg import dot, matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
 from gradkit.ops.index_layout import _broadcast_strides
-from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.reduction import sum
-from gradkit.ops.scalar_overloads import mul_scalar
+from gradkit.ops import scaled_sum_rules as rules
+from gradkit.ops.scaled_sum_rules import scale
 from gradkit.ops.expand_view import expand_refusal
 from gradkit.ops.shape import (VIEW_REFUSAL, _normalize_dim, _reshape_copy, _reshapes_in_place,
-                               expand, permute, reshape, unsqueeze)
+                               expand, permute, reshape)
 from gradkit.ops.triangular import diagonal_backward
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name, tensor_type_name)
@@ -82,19 +80,7 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     return out + scaled_x
 
 
-def _mH(a):
-    return conj(_last_two_swapped(a))  # a matrix's t(): torch's TBackward0
-
-
-def _scale(v, factor):
-    return v if factor == 1 else mul_scalar(v, factor)  # torch's maybe_multiply: mul.Scalar
-
-
-def _input_vjp(g, a_dtype, beta):
-    return _scale(g, beta.conjugate())
-
-
-def _declare(name: str, product, vjp_a, vjp_b, vjp_x=_input_vjp):
+def _declare(name: str, product, vjp_a, vjp_b, vjp_x=rules.input_vjp):
     """A scaled-sum op: ``product(a, b)`` (gradkit ops), its input gradients from ``g`` and
     the two factors, each times conj(alpha); the input's gradient is g * conj(beta)."""
     def forward(xp, x, a, b, *, beta=1, alpha=1):
@@ -119,13 +105,13 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=_input_vjp):
     declared = op(name=name, save=("a", "b", "a.dtype", "b.dtype"), broadcast=True, method=True,
                   inplace=True)(forward)
     declared.defvjp(lambda g, a, b, a_dtype, b_dtype, beta, alpha: vjp_x(g, a_dtype, beta),
-                    lambda g, a, b, a_dtype, b_dtype, beta, alpha: _scale(
+                    lambda g, a, b, a_dtype, b_dtype, beta, alpha: scale(
                         vjp_a(g, b, a_dtype), alpha.conjugate()),
-                    lambda g, a, b, a_dtype, b_dtype, beta, alpha: _scale(
+                    lambda g, a, b, a_dtype, b_dtype, beta, alpha: scale(
                         vjp_b(g, a, b_dtype), alpha.conjugate()))
-    declared.defjvp(lambda t, a, b, a_dtype, b_dtype, beta, alpha: _scale(t, beta),
-                    lambda t, a, b, a_dtype, b_dtype, beta, alpha: _scale(product(t, b), alpha),
-                    lambda t, a, b, a_dtype, b_dtype, beta, alpha: _scale(product(a, t), alpha))
+    declared.defjvp(lambda t, a, b, a_dtype, b_dtype, beta, alpha: scale(t, beta),
+                    lambda t, a, b, a_dtype, b_dtype, beta, alpha: scale(product(t, b), alpha),
+                    lambda t, a, b, a_dtype, b_dtype, beta, alpha: scale(product(a, t), alpha))
     return declared
 
 
@@ -251,48 +237,11 @@ def _addbmm_half(xp, x, a, b, beta, alpha):
     return xp.array(out)
 
 
-# the factors' rules: (g, the other factor, the factor's own dtype) -> the factor's gradient
-addmm = _declare("addmm", _matrix_product, lambda g, b, a_dtype: matmul(g, _mH(b)),
-                 lambda g, a, b_dtype: matmul(_mH(a), g))
-addmv = _declare("addmv", _matrix_product,  # torch's grad.ger(vec.conj()): elementwise
-                 lambda g, b, a_dtype: mul(unsqueeze(g, -1), conj(b)),
-                 lambda g, a, b_dtype: matmul(_mH(a), g))
-def _refuse_complex_for_real(g, dtype) -> None:
-    """torch's engine refuses a complex gradient of a real input: only batch2's dtype (complex)
-    on a real batch1 and input, an empty product of two dtypes, gives one."""
-    if _array(g).dtype.kind == "c" and dtype.kind != "c":
-        raise RuntimeError(MIXED_COMPLEX_GRAD)
-
-
-def _baddbmm_vjp_x(g, a_dtype, beta):
-    _refuse_complex_for_real(g, a_dtype)  # the input has batch1's dtype
-    return _input_vjp(g, a_dtype, beta)
-
-
-def _baddbmm_vjp_a(g, b, a_dtype):
-    _refuse_complex_for_real(g, a_dtype)
-    return bmm(g, _mH(b))  # bmm (not matmul) answers an empty product of two dtypes, as torch
-
-
-baddbmm = _declare("baddbmm", _matrix_product, _baddbmm_vjp_a,
-                   lambda g, a, b_dtype: bmm(_mH(a), g), _baddbmm_vjp_x)
-def _no_batch(factor, shape: tuple, dtype):
-    """The gradient of a factor of no batch: empty, in the factor's own dtype (it need not be
-    the other's or the input's then)."""
-    return astype(reshape(zeros_like(factor), shape), dtype)
-
-
-def _addbmm_vjp_a(g, b, a_dtype):
-    return _no_batch(b, (0, g.shape[0], b.shape[1]), a_dtype) if b.shape[0] == 0 else \
-        matmul(unsqueeze(g, 0), _mH(b))
-
-
-def _addbmm_vjp_b(g, a, b_dtype):
-    return _no_batch(a, (0, a.shape[2], g.shape[1]), b_dtype) if a.shape[0] == 0 else \
-        matmul(_mH(a), unsqueeze(g, 0))
-
-
-addbmm = _declare("addbmm", _batch_sum_product, _addbmm_vjp_a, _addbmm_vjp_b)
+addmm = _declare("addmm", _matrix_product, rules.addmm_vjp_a, rules.addmm_vjp_b)
+addmv = _declare("addmv", _matrix_product, rules.addmv_vjp_a, rules.addmm_vjp_b)
+baddbmm = _declare("baddbmm", _matrix_product, rules.baddbmm_vjp_a, rules.baddbmm_vjp_b,
+                   rules.baddbmm_vjp_x)
+addbmm = _declare("addbmm", _batch_sum_product, rules.addbmm_vjp_a, rules.addbmm_vjp_b)
 for _product in (addmm, addmv, baddbmm, addbmm):  # keyword-only Scalars: no position
     _product.numbers = numbers_reader(_product.name, "function" if _product in (
         addmm, baddbmm) else False, beta=None, alpha=None)  # (torch's out_dtype overloads)

@@ -120,9 +120,13 @@ def _avg_pool_node(input, kernel_size, stride, padding, ceil_mode, count_include
 
 
 def _as_given(value, d: int) -> tuple:
-    """An int[d] argument as torch's node keeps it: an int repeated, a list as given, None
-    (a stride) as ()."""
-    return (value,) * d if isinstance(value, int) else () if value is None else tuple(value)
+    """An int[d] argument as torch's node keeps it: an int (a NumPy one, a 0-d tensor)
+    repeated, a list as given, None (a stride) as ()."""
+    if value is None:
+        return ()
+    if isinstance(value, (int, np.integer)) or getattr(value, "ndim", None) == 0:
+        return (int(value),) * d
+    return tuple(int(v) for v in value)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,

@@ -952,14 +952,10 @@ def _softplus_backward_overflow(program, mine: Result, theirs: Result) -> bool:
             s.op.startswith("d_") or "softplus" in s.op or s.params.get("call") == "softplus"
             for s in program.steps):
         return False
-    reference = _double_precision_run(program)
-    if reference is None:
+    triples = _with_truth(program, mine, theirs, problems)
+    if triples is None:
         return False
-    for problem in problems:
-        kind, index = _problem_slot(problem)
-        ours, torchs = getattr(mine, kind)[index], getattr(theirs, kind)[index]
-        truth = getattr(reference, kind)[index] if index < len(getattr(reference, kind)) \
-            else None
+    for ours, torchs, truth in triples:
         if ours is None or torchs is None or truth is None or ours.dtype != np.float32 or \
                 ours.shape != truth.shape:
             return False
@@ -1039,17 +1035,28 @@ def _near_the_double_precision_truth(program, mine: Result, problems: list) -> b
     return True
 
 
+def _with_truth(program, mine: Result, theirs: Result, problems: list) -> list | None:
+    """(gradkit's, torch's, torch's float64 run's) value of each problem; None when there is
+    no float64 run."""
+    reference = _double_precision_run(program)
+    if reference is None:
+        return None
+    triples = []
+    for problem in problems:
+        kind, index = _problem_slot(problem)
+        truths = getattr(reference, kind)
+        triples.append((getattr(mine, kind)[index], getattr(theirs, kind)[index],
+                        truths[index] if index < len(truths) else None))
+    return triples
+
+
 def _noise_in_torch_too(program, mine: Result, theirs: Result, problems: list) -> bool:
     """Each problem's torch value is farther from torch's double-precision run of the program
     than the comparison allows, and gradkit's is no farther than a few times that."""
-    reference = _double_precision_run(program)
-    if reference is None:
+    triples = _with_truth(program, mine, theirs, problems)
+    if triples is None:
         return False
-    for problem in problems:
-        kind, index = _problem_slot(problem)
-        torchs, gradkits = getattr(theirs, kind)[index], getattr(mine, kind)[index]
-        truth = getattr(reference, kind)[index] if index < len(getattr(reference, kind)) \
-            else None
+    for (gradkits, torchs, truth), problem in zip(triples, problems):
         if torchs is None or gradkits is None or truth is None or \
                 truth.dtype.kind not in "fc" or gradkits.shape != truth.shape or \
                 not np.array_equal(np.isnan(gradkits), np.isnan(torchs)) or _diff(

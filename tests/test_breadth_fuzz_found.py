@@ -1936,3 +1936,24 @@ def test_group_norm_input_gradient_of_an_empty_group_is_nan_in_the_weight(shape,
         assert (ours is None) == (theirs is None)
         if ours is not None:  # the nonempty control rounds in another order
             np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("n", range(2, 24))
+def test_polygamma_scale_is_exp_of_cs_lgamma(n):
+    """torch's polygamma(n, x) is exp(lgamma(n + 1)) zeta(n + 1, x) with C's lgamma; gradkit
+    took Python's (exp of it is 23.999999999999982 for 4!, C's 24.000000000000004): an ulp
+    apart, which cosine_embedding_loss's backward of identical vectors, a difference of terms
+    that cancel to 1e-13 of them, grew to 1e-3 (breadth seed 1298615)."""
+    x = [1.6819878823071122e-13, 0.3, 1.7, 5.5, -2.5, 40.0, 123.4]
+    ours = gradkit.special.polygamma(n, gradkit.tensor(x, dtype=gradkit.float64)).tolist()
+    assert ours == torch.special.polygamma(n, torch.tensor(x, dtype=torch.float64)).tolist()
+
+
+def test_polygamma_of_a_cosine_loss_of_identical_vectors_second_derivative():
+    def program(m):
+        x = m.tensor([2.4380901504762185], dtype=m.float64, requires_grad=True)
+        loss = m.cosine_embedding_loss(x.reshape(1, -1), x.reshape(1, -1),
+                                       m.ones(1, dtype=m.float64), 0.1, 0)
+        g, = m.autograd.grad(m.special.polygamma(3, loss).sum(), x, create_graph=True)
+        return [g.item(), m.autograd.grad(g.sum(), x)[0].item()]
+    assert program(gradkit) == program(torch)

@@ -1957,3 +1957,22 @@ def test_polygamma_of_a_cosine_loss_of_identical_vectors_second_derivative():
         g, = m.autograd.grad(m.special.polygamma(3, loss).sum(), x, create_graph=True)
         return [g.item(), m.autograd.grad(g.sum(), x)[0].item()]
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("weight", [None, -1.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_strided_batch_norm_adds_a_missing_bias(training, weight, dtype):
+    """torch's strided batch_norm loop computes ((x - mean) * invstd) * weight + bias with a
+    missing bias 0, so a -0.0 comes out 0.0 (strided seed 87015: batch_norm of the real part
+    of std_mean's zeros); gradkit skipped the bias and kept -0.0."""
+    def program(m):
+        d = getattr(m, dtype)
+        z = m.complex(m.tensor([0.0, -0.0, 0.0, -0.0], dtype=d), m.zeros(4, dtype=d))
+        x = z.real.reshape(4, 1, 1)  # stride 2: the strided loop
+        w = None if weight is None else m.tensor([weight], dtype=d)
+        out = m.batch_norm(x, w, None, m.zeros(1, dtype=d), m.ones(1, dtype=d), training,
+                           0.1, 1e-5, False)
+        return str(out.flatten().tolist())
+    assert program(gradkit) == program(torch)
+    assert "-0.0" not in program(gradkit)

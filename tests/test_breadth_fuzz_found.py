@@ -1976,3 +1976,28 @@ def test_strided_batch_norm_adds_a_missing_bias(training, weight, dtype):
         return str(out.flatten().tolist())
     assert program(gradkit) == program(torch)
     assert "-0.0" not in program(gradkit)
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("raising", ["floor_divide", "native_channel_shuffle"])
+def test_a_node_without_derivative_raises_before_a_stale_saved_value(first, raising):
+    """torch's NotImplemented node has the largest sequence number, so its engine runs it (and
+    raises) before any other ready node, whichever was made first: jacfwd (reverse mode) of
+    ``x // 0.5`` beside ``y.exp_().exp_()`` names floor_divide (fwd seed 305690); gradkit ran
+    the later exp's node first and named its stale saved result."""
+    def program(m):
+        a = m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64, requires_grad=True)
+        b = m.ones(3, dtype=m.float64, requires_grad=True)
+        stale = b.clone()
+
+        def without_derivative():
+            return a // 0.5 if raising == "floor_divide" else \
+                m.native_channel_shuffle(a.reshape(1, 4, 1), 2)
+        outs = [without_derivative()] if first else []
+        stale.exp_()
+        stale.exp_()
+        outs = outs + [stale] + ([] if first else [without_derivative()])
+        return m.autograd.grad(outs, (a, b), [m.ones_like(o) for o in outs])
+    ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert ours == theirs and ours[0] == "RuntimeError"
+    assert f"derivative for aten::{raising} is not implemented" in ours[1]

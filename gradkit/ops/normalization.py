@@ -351,10 +351,8 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
         out, _, _ = _normalize(grouped, (2,), eps, welford=True)
         out = _affine(reshape(out, tuple(input.shape)), weight, bias, input)
         if weight is not None and n and not grouped.shape[2]:
-            # torch's weight gradient rstd * (sum(dy x) - sum(dy) mean) is 0 * NaN when empty,
-            # and its input gradient's derivative in the weight too (through sum(x) * rstd³/0)
-            nan_weight = mul(reshape(weight, channel_shape(input)), math.nan)
-            out = add(out, mul(nan_weight, sum_(grouped)))
+            # NaN, as torch's weight gradient and its input gradient's derivative in the weight
+            out = add(out, mul(reshape(weight, channel_shape(input)), sum_(grouped) * math.nan))
         return _in_input_layout(out, input)
     return one_node("NativeGroupNormBackward0", normalized, (input, weight, bias),
                     {"input": 0, "weight": 1})

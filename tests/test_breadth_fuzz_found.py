@@ -2001,3 +2001,24 @@ def test_a_node_without_derivative_raises_before_a_stale_saved_value(first, rais
     ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
     assert ours == theirs and ours[0] == "RuntimeError"
     assert f"derivative for aten::{raising} is not implemented" in ours[1]
+
+
+@pytest.mark.parametrize("write", ["logical_not_", "no_grad", "none"])
+def test_unrecorded_write_into_a_view_of_a_laid_out_leaf_cuts_it(write):
+    """A leaf made from a view (its base requires no grad) and a view of it written without a
+    record: torch regenerates that view's history (and its siblings') from the base, so no
+    gradient reaches the leaf through them (strided seed 98998: logical_not_ of a swapdims);
+    gradkit cut the siblings only, the written view kept its path."""
+    def program(m):
+        base = m.tensor([0.5, 9.0, -1.0, 9.0, 2.0, 9.0], dtype=m.float64)
+        leaf = base[::2].requires_grad_()
+        view, sibling = leaf.swapdims(0, 0), leaf[1:]
+        if write == "logical_not_":
+            view.logical_not_()
+        elif write == "no_grad":
+            with m.no_grad():
+                view.mul_(2)
+        weights = m.tensor([1.0, 2.0, 3.0], dtype=m.float64)
+        loss = (view * weights).sum() + sibling.sum() * 10 + leaf.sum() * 100
+        return [view.requires_grad, m.autograd.grad(loss, leaf)[0].tolist()]
+    assert program(gradkit) == program(torch)

@@ -2022,3 +2022,24 @@ def test_unrecorded_write_into_a_view_of_a_laid_out_leaf_cuts_it(write):
         loss = (view * weights).sum() + sibling.sum() * 10 + leaf.sum() * 100
         return [view.requires_grad, m.autograd.grad(loss, leaf)[0].tolist()]
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("layout", ["offset", "transposed", "every_other_column"])
+@pytest.mark.parametrize("scatter", ["select_scatter", "slice_scatter", "diagonal_scatter"])
+def test_view_scatters_copy_the_whole_storage_as_torch(layout, scatter):
+    """torch's select/slice/diagonal_scatter start from clone_preserve_strides of x: its whole
+    storage, viewed with x's strides and offset, so as_strided of the result reads (and sends
+    gradients to) the storage around x (strided seed 106823: as_strided_copy at offset 0 of a
+    slice_scatter of a leaf at offset 1); gradkit's copy was C-contiguous from offset 0."""
+    def program(m):
+        buffer = m.arange(1.0, 13.0, dtype=m.float64)
+        x = {"offset": buffer[1:10].reshape(3, 3), "transposed": buffer[:9].reshape(3, 3).t(),
+             "every_other_column": buffer.reshape(3, 4)[:, ::2]}[layout].requires_grad_()
+        src = {"select_scatter": lambda: (x[:, 0] * 10, 1, 0),
+               "slice_scatter": lambda: (x[:, :1] * 10, 1, 0, 1),
+               "diagonal_scatter": lambda: (x.diagonal() * 10,)}[scatter]()
+        out = getattr(m, scatter)(x, *src)
+        read = m.as_strided(out, (2, 3), (1, 2), 0)
+        grad = m.autograd.grad((read * m.arange(6.0, dtype=m.float64).reshape(2, 3)).sum(), x)
+        return [out.stride(), out.storage_offset(), out.tolist(), read.tolist(), grad[0].tolist()]
+    assert program(gradkit) == program(torch)

@@ -2060,3 +2060,26 @@ def test_gammaln_gradient_an_ulp_from_a_pole_is_known():
     assert problems and all(p.startswith("grads") for p in problems)
     assert known == "a step that turns a rounding difference of its input into another number"
     assert diff_program(dataclasses.replace(program, steps=program.steps[:-1])) == ([], None)
+
+
+def test_max_pool_padding_only_window_of_minus_inf_inputs_is_known():
+    """A max_pool1d window at positions -1 and 1 of a length-1 input (padding 1, dilation 2)
+    reads padding only; of -inf inputs its -inf output does not tell (strided seed 110448,
+    whose torch backward also writes through the window's index into the next plane): the
+    padding-window Known reads the pool's geometry."""
+    from fuzz.known import _has_padding_only_window
+
+    def program(m):
+        x = m.tensor([[[-math.inf]], [[-math.inf]]], requires_grad=True)
+        w = m.tensor(0.5, requires_grad=True)
+        out = m.nn.functional.max_pool1d(x, 2, 1, 1, 2, True)
+        g = m.autograd.grad((out * w).sum(), x, create_graph=True)[0]
+        return m.autograd.grad(g.sum(), w)
+    assert _outcome(lambda: program(torch))[0] == "RuntimeError"
+    window = {"d": 1, "shape": (2, 1, 1), "kernel_size": 2, "stride": 1, "padding": 1,
+              "dilation": 2, "ceil_mode": True}
+    assert _has_padding_only_window(window)
+    assert not _has_padding_only_window({**window, "dilation": 1})
+    problems, known = diff_program(generate(RandomDrawer(110448), "strided_breadth"))
+    assert problems and known == \
+        "max pooling over a window of padding only: torch's double backward raises"

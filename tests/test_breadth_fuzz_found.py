@@ -2083,3 +2083,19 @@ def test_max_pool_padding_only_window_of_minus_inf_inputs_is_known():
     problems, known = diff_program(generate(RandomDrawer(110448), "strided_breadth"))
     assert problems and known == \
         "max pooling over a window of padding only: torch's double backward raises"
+
+
+@pytest.mark.parametrize("fn", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dim", [None, 0])
+@pytest.mark.parametrize("values", [[[1.0, 2.0], [3.0, 5.0]], [[2.0, 2.0], [2.0, 2.0]]])
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_variance_with_a_nan_correction_divides_by_zero(fn, dim, values, dtype):
+    """torch's divisor max(0, n - correction) is 0 for a NaN correction: the variance is inf
+    (NaN where the values are equal), and so is std (strided seed 114677: std(correction=)
+    of a NaN from the graph); gradkit's NumPy divisor was NaN."""
+    def program(m):
+        x = m.tensor(values, dtype=getattr(m, dtype))
+        out = getattr(m, fn)(x, dim, correction=math.nan)
+        return str([t.tolist() for t in (out if isinstance(out, tuple) else (out,))])
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        assert program(gradkit) == program(torch)

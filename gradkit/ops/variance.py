@@ -32,6 +32,8 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
     ax = axes(dim, x.ndim)
     # torch's reduction factor: input numel over output numel, 0 for an empty input
     count = reduced_count(x.shape, dim) if x.size else 0
+    if correction != correction:  # torch's divisor max(0, n - NaN) is 0, as for n
+        correction = count
     if count - correction > 0:
         if not count:  # (a negative correction) the mean of nothing is NaN in torch's pass
             shape = tuple(1 if i in ax else n for i, n in enumerate(x.shape)

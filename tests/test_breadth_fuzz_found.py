@@ -2099,3 +2099,18 @@ def test_variance_with_a_nan_correction_divides_by_zero(fn, dim, values, dtype):
         return str([t.tolist() for t in (out if isinstance(out, tuple) else (out,))])
     with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
         assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("call", ["scatter_add", "scatter", "scatter_value"])
+def test_out_of_place_scatter_of_a_transposed_input_is_c_contiguous(call):
+    """torch's out-of-place scatter and scatter_add allocate a C-contiguous result whatever
+    the input's layout, so a later view of it (kron's) works; gradkit's kept a transposed
+    input's layout (strided seed 161855: kron of a scatter_add of an hfft2 result)."""
+    def program(m):
+        x = m.arange(6.0).reshape(3, 2).t()
+        index = m.tensor([[1, 0], [1, 2]])
+        out = {"scatter_add": lambda: x.scatter_add(-1, index, x),
+               "scatter": lambda: x.scatter(-1, index, x),
+               "scatter_value": lambda: x.scatter(-1, index, 2.0)}[call]()
+        return [out.stride(), out.tolist(), m.kron(out, m.ones(2, 3)).shape[0]]
+    assert program(gradkit) == program(torch)

@@ -2125,3 +2125,206 @@ def test_distribution_refusing_a_float32_noise_nan_is_known(seed):
     problems, known = diff_program(generate(RandomDrawer(seed), "dist"))
     assert problems and problems[0].startswith("extra error")
     assert known == "a distribution refuses a parameter that float32 noise made NaN here only"
+
+
+@pytest.mark.parametrize("shape,groups", [((1, 1, 0), 1), ((2, 4, 0), 2), ((0, 2, 3), 1),
+                                          ((1, 2, 3), 2)])
+@pytest.mark.parametrize("used", ["input", "weight", "both"])
+def test_group_norm_input_gradient_of_an_empty_group_is_nan_in_the_weight(shape, groups, used):
+    """torch's double backward of an empty group's input gradient divides by its zero count:
+    its derivative in the weight is NaN (breadth seed 1294694: second derivative through an
+    empty group_norm, its output gradient constant); gradkit's input gradient did not depend
+    on the weight there."""
+    def program(m):
+        t = m.linspace(-1, 2, math.prod(shape), dtype=m.float64).reshape(shape).requires_grad_()
+        w = m.linspace(0.5, 1.5, shape[1], dtype=m.float64).requires_grad_()
+        b = (w * 0.5 - 1).detach().requires_grad_()
+        g = m.autograd.grad(m.group_norm(t, groups, w, b, 1e-5).sum() * 0.7, (t, w, b),
+                            create_graph=True)
+        loss = {"input": g[0].sum(), "weight": g[1].sum(), "both": g[0].sum() + g[1].sum()}
+        return [None if d is None else np.asarray(d.tolist())
+                for d in m.autograd.grad(loss[used], (t, w, b), allow_unused=True)]
+    for ours, theirs in zip(program(gradkit), program(torch), strict=True):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:  # the nonempty control rounds in another order
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("n", range(2, 24))
+def test_polygamma_scale_is_exp_of_cs_lgamma(n):
+    """torch's polygamma(n, x) is exp(lgamma(n + 1)) zeta(n + 1, x) with C's lgamma; gradkit
+    took Python's (exp of it is 23.999999999999982 for 4!, C's 24.000000000000004): an ulp
+    apart, which cosine_embedding_loss's backward of identical vectors, a difference of terms
+    that cancel to 1e-13 of them, grew to 1e-3 (breadth seed 1298615)."""
+    x = [1.6819878823071122e-13, 0.3, 1.7, 5.5, -2.5, 40.0, 123.4]
+    ours = gradkit.special.polygamma(n, gradkit.tensor(x, dtype=gradkit.float64)).tolist()
+    assert ours == torch.special.polygamma(n, torch.tensor(x, dtype=torch.float64)).tolist()
+
+
+def test_polygamma_of_a_cosine_loss_of_identical_vectors_second_derivative():
+    def program(m):
+        x = m.tensor([2.4380901504762185], dtype=m.float64, requires_grad=True)
+        loss = m.cosine_embedding_loss(x.reshape(1, -1), x.reshape(1, -1),
+                                       m.ones(1, dtype=m.float64), 0.1, 0)
+        g, = m.autograd.grad(m.special.polygamma(3, loss).sum(), x, create_graph=True)
+        return [g.item(), m.autograd.grad(g.sum(), x)[0].item()]
+    assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("weight", [None, -1.5])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_strided_batch_norm_adds_a_missing_bias(training, weight, dtype):
+    """torch's strided batch_norm loop computes ((x - mean) * invstd) * weight + bias with a
+    missing bias 0, so a -0.0 comes out 0.0 (strided seed 87015: batch_norm of the real part
+    of std_mean's zeros); gradkit skipped the bias and kept -0.0."""
+    def program(m):
+        d = getattr(m, dtype)
+        z = m.complex(m.tensor([0.0, -0.0, 0.0, -0.0], dtype=d), m.zeros(4, dtype=d))
+        x = z.real.reshape(4, 1, 1)  # stride 2: the strided loop
+        w = None if weight is None else m.tensor([weight], dtype=d)
+        out = m.batch_norm(x, w, None, m.zeros(1, dtype=d), m.ones(1, dtype=d), training,
+                           0.1, 1e-5, False)
+        return str(out.flatten().tolist())
+    assert program(gradkit) == program(torch)
+    assert "-0.0" not in program(gradkit)
+
+
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("raising", ["floor_divide", "native_channel_shuffle"])
+def test_a_node_without_derivative_raises_before_a_stale_saved_value(first, raising):
+    """torch's NotImplemented node has the largest sequence number, so its engine runs it (and
+    raises) before any other ready node, whichever was made first: jacfwd (reverse mode) of
+    ``x // 0.5`` beside ``y.exp_().exp_()`` names floor_divide (fwd seed 305690); gradkit ran
+    the later exp's node first and named its stale saved result."""
+    def program(m):
+        a = m.tensor([1.0, 2.0, 3.0, 4.0], dtype=m.float64, requires_grad=True)
+        b = m.ones(3, dtype=m.float64, requires_grad=True)
+        stale = b.clone()
+
+        def without_derivative():
+            return a // 0.5 if raising == "floor_divide" else \
+                m.native_channel_shuffle(a.reshape(1, 4, 1), 2)
+        outs = [without_derivative()] if first else []
+        stale.exp_()
+        stale.exp_()
+        outs = outs + [stale] + ([] if first else [without_derivative()])
+        return m.autograd.grad(outs, (a, b), [m.ones_like(o) for o in outs])
+    ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert ours == theirs and ours[0] == "RuntimeError"
+    assert f"derivative for aten::{raising} is not implemented" in ours[1]
+
+
+@pytest.mark.parametrize("write", ["logical_not_", "no_grad", "none"])
+def test_unrecorded_write_into_a_view_of_a_laid_out_leaf_cuts_it(write):
+    """A leaf made from a view (its base requires no grad) and a view of it written without a
+    record: torch regenerates that view's history (and its siblings') from the base, so no
+    gradient reaches the leaf through them (strided seed 98998: logical_not_ of a swapdims);
+    gradkit cut the siblings only, the written view kept its path."""
+    def program(m):
+        base = m.tensor([0.5, 9.0, -1.0, 9.0, 2.0, 9.0], dtype=m.float64)
+        leaf = base[::2].requires_grad_()
+        view, sibling = leaf.swapdims(0, 0), leaf[1:]
+        if write == "logical_not_":
+            view.logical_not_()
+        elif write == "no_grad":
+            with m.no_grad():
+                view.mul_(2)
+        weights = m.tensor([1.0, 2.0, 3.0], dtype=m.float64)
+        loss = (view * weights).sum() + sibling.sum() * 10 + leaf.sum() * 100
+        return [view.requires_grad, m.autograd.grad(loss, leaf)[0].tolist()]
+    assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("layout", ["offset", "transposed", "every_other_column"])
+@pytest.mark.parametrize("scatter", ["select_scatter", "slice_scatter", "diagonal_scatter"])
+def test_view_scatters_copy_the_whole_storage_as_torch(layout, scatter):
+    """torch's select/slice/diagonal_scatter start from clone_preserve_strides of x: its whole
+    storage, viewed with x's strides and offset, so as_strided of the result reads (and sends
+    gradients to) the storage around x (strided seed 106823: as_strided_copy at offset 0 of a
+    slice_scatter of a leaf at offset 1); gradkit's copy was C-contiguous from offset 0."""
+    def program(m):
+        buffer = m.arange(1.0, 13.0, dtype=m.float64)
+        x = {"offset": buffer[1:10].reshape(3, 3), "transposed": buffer[:9].reshape(3, 3).t(),
+             "every_other_column": buffer.reshape(3, 4)[:, ::2]}[layout].requires_grad_()
+        src = {"select_scatter": lambda: (x[:, 0] * 10, 1, 0),
+               "slice_scatter": lambda: (x[:, :1] * 10, 1, 0, 1),
+               "diagonal_scatter": lambda: (x.diagonal() * 10,)}[scatter]()
+        out = getattr(m, scatter)(x, *src)
+        read = m.as_strided(out, (2, 3), (1, 2), 0)
+        grad = m.autograd.grad((read * m.arange(6.0, dtype=m.float64).reshape(2, 3)).sum(), x)
+        return [out.stride(), out.storage_offset(), out.tolist(), read.tolist(), grad[0].tolist()]
+    assert program(gradkit) == program(torch)
+
+
+def test_gammaln_gradient_an_ulp_from_a_pole_is_known():
+    """float32 layer_norm of two values is -0.9999937 here, -0.99999374 (an ulp away) in
+    torch; gammaln's values there agree within the tolerance, its derivative digamma, near
+    -1 / (x + 1), moves 1% (strided seed 106125): the rounding-amplified Known, for
+    gradients."""
+    for m in (gradkit, torch):
+        x = m.tensor([-0.99999374, -0.9999937], dtype=m.float32)
+        assert x[0].item() != x[1].item()
+        value, slope = m.special.gammaln(x), m.digamma(x)
+        assert abs(value[0] / value[1] - 1) < 2e-3 < abs(slope[0] / slope[1] - 1)
+    program = generate(RandomDrawer(106125), "strided_breadth")
+    problems, known = diff_program(program)
+    assert problems and all(p.startswith("grads") for p in problems)
+    assert known == "a step that turns a rounding difference of its input into another number"
+    assert diff_program(dataclasses.replace(program, steps=program.steps[:-1])) == ([], None)
+
+
+def test_max_pool_padding_only_window_of_minus_inf_inputs_is_known():
+    """A max_pool1d window at positions -1 and 1 of a length-1 input (padding 1, dilation 2)
+    reads padding only; of -inf inputs its -inf output does not tell (strided seed 110448,
+    whose torch backward also writes through the window's index into the next plane): the
+    padding-window Known reads the pool's geometry."""
+    from fuzz.known import _has_padding_only_window
+
+    def program(m):
+        x = m.tensor([[[-math.inf]], [[-math.inf]]], requires_grad=True)
+        w = m.tensor(0.5, requires_grad=True)
+        out = m.nn.functional.max_pool1d(x, 2, 1, 1, 2, True)
+        g = m.autograd.grad((out * w).sum(), x, create_graph=True)[0]
+        return m.autograd.grad(g.sum(), w)
+    assert _outcome(lambda: program(torch))[0] == "RuntimeError"
+    window = {"d": 1, "shape": (2, 1, 1), "kernel_size": 2, "stride": 1, "padding": 1,
+              "dilation": 2, "ceil_mode": True}
+    assert _has_padding_only_window(window)
+    assert not _has_padding_only_window({**window, "dilation": 1})
+    problems, known = diff_program(generate(RandomDrawer(110448), "strided_breadth"))
+    assert problems and known == \
+        "max pooling over a window of padding only: torch's double backward raises"
+
+
+@pytest.mark.parametrize("fn", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dim", [None, 0])
+@pytest.mark.parametrize("values", [[[1.0, 2.0], [3.0, 5.0]], [[2.0, 2.0], [2.0, 2.0]]])
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_variance_with_a_nan_correction_divides_by_zero(fn, dim, values, dtype):
+    """torch's divisor max(0, n - correction) is 0 for a NaN correction: the variance is inf
+    (NaN where the values are equal), and so is std (strided seed 114677: std(correction=)
+    of a NaN from the graph); gradkit's NumPy divisor was NaN."""
+    def program(m):
+        x = m.tensor(values, dtype=getattr(m, dtype))
+        out = getattr(m, fn)(x, dim, correction=math.nan)
+        return str([t.tolist() for t in (out if isinstance(out, tuple) else (out,))])
+    theirs = program(torch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns of no degree of freedom only for a number
+        assert program(gradkit) == theirs
+
+
+@pytest.mark.parametrize("call", ["scatter_add", "scatter", "scatter_value"])
+def test_out_of_place_scatter_of_a_transposed_input_is_c_contiguous(call):
+    """torch's out-of-place scatter and scatter_add allocate a C-contiguous result whatever
+    the input's layout, so a later view of it (kron's) works; gradkit's kept a transposed
+    input's layout (strided seed 161855: kron of a scatter_add of an hfft2 result)."""
+    def program(m):
+        x = m.arange(6.0).reshape(3, 2).t()
+        index = m.tensor([[1, 0], [1, 2]])
+        out = {"scatter_add": lambda: x.scatter_add(-1, index, x),
+               "scatter": lambda: x.scatter(-1, index, x),
+               "scatter_value": lambda: x.scatter(-1, index, 2.0)}[call]()
+        return [out.stride(), out.tolist(), m.kron(out, m.ones(2, 3)).shape[0]]
+    assert program(gradkit) == program(torch)

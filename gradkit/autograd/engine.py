@@ -42,6 +42,7 @@ from gradkit.quiet_numpy import keep_quiet
 # shapes are tuples, dtypes NumPy's)
 _VARIABLES = frozenset((SavedTensor, float, int, complex, bool))
 _LEAF_PRIORITY = float("inf")  # leaves accumulate after every other node has run
+_FIRST_PRIORITY = -_LEAF_PRIORITY  # a node that only raises runs before the others (torch's)
 
 
 def run(roots, seeds, retain_graph: bool, create_graph: bool, targets=None,
@@ -221,7 +222,10 @@ def _stage(observed, node, run, *args):
 
 
 def _priority(node) -> float:
-    return _LEAF_PRIORITY if type(node) is AccumulateGrad else -node._sequence_nr
+    kind = type(node)
+    if kind is AccumulateGrad:
+        return _LEAF_PRIORITY
+    return _FIRST_PRIORITY if kind.runs_first else -node._sequence_nr
 
 
 def _add_to_buffer(buffers, node, slot, g) -> None:

@@ -24,11 +24,7 @@ from gradkit.autograd.saved_messages import (  # noqa: F401 - FREED_MESSAGE is r
 # the user-facing hooks live in their own files; torch users find them here
 from gradkit.autograd.multi_grad_hook import register_multi_grad_hook  # noqa: F401
 from gradkit.autograd.saved_hooks import (  # noqa: F401
-    disable_saved_tensors_hooks,
-    save_on_cpu,
-    saved_hooks_state,
-    saved_tensors_hooks,
-)
+    disable_saved_tensors_hooks, save_on_cpu, saved_hooks_state, saved_tensors_hooks)
 from gradkit.autograd.saved_mutation import allow_mutation_on_saved_tensors  # noqa: F401
 from gradkit.backend import get_array_module, legacy_type_name
 
@@ -59,6 +55,7 @@ class Node:
 
     __slots__ = ("op", "_sequence_nr", "_next", "_next_nr", "saved", "params", "input_meta",
                  "_extras", "anomaly_trace", "__weakref__")
+    runs_first = False  # torch's NotImplemented: its largest sequence number runs it first
 
     def __init__(self, op, next_nodes: tuple, next_nr: tuple, saved=(), params=None,
                  input_meta=None) -> None:

@@ -47,8 +47,9 @@ def _cpp_name(self) -> str:
 
 def class_body(name: str, module: str) -> dict:
     """The body of the Node subclass named ``name``: no instance dict, and torch's qualified
-    ``name()`` for the nodes torch wrote in C++ by hand."""
-    body = {"__slots__": (), "__module__": module}
+    ``name()`` for the nodes torch wrote in C++ by hand. torch's NotImplemented has the
+    largest sequence number: its engine runs it (it raises) before any other ready node."""
+    body = {"__slots__": (), "__module__": module, "runs_first": name == "NotImplemented"}
     if name in _CPP_NODES:
         body["name"] = _cpp_name
     return body

@@ -163,12 +163,12 @@ def batch_statistics(x, eps: float, layout: str | None) -> tuple:
 def normalized_affine(x, mu, invstd, weight, bias, layout: str | None):
     """The output from per-channel (C,) statistics: ``x * alpha + beta`` (ATen's kernels,
     fused, as ``beta = bias - mean * alpha``), or ``(x - mean) * invstd * weight + bias``
-    (its strided loop)."""
+    (its strided loop, which adds a missing bias's 0: a -0.0 becomes 0.0)."""
     shape = channel_shape(x)
     if layout is None:
         out = mul(sub(x, reshape(mu, shape)), reshape(invstd, shape))
         out = out if weight is None else mul(out, reshape(weight, shape))
-        return out if bias is None else add(out, reshape(bias, shape))
+        return add(out, 0.0 if bias is None else reshape(bias, shape))
     alpha = invstd if weight is None else mul(invstd, weight)
     bias = zeros_like(alpha) if bias is None else bias
     beta = fused_multiply_add(neg(mu), alpha, bias)

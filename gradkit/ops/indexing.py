@@ -286,7 +286,7 @@ def _scattered(xp, x, dim, index, src, write, name="scatter"):
     ``write(out, key, values)``, after torch's checks."""
     dim = dim_among_inputs(name, dim, x.ndim, (x, dim, index, src) if name == "scatter" else None)
     check_scatter(x, dim, index, src)
-    out = xp.array(x)  # a copy (x may be a NumPy scalar in a plain backward)
+    out = xp.array(x, order="C")  # torch's layout; x may be a NumPy scalar in a plain backward
     if not index.size:  # an empty index, of any dtype, writes nothing (torch)
         return out
     if _scalar_case(x, index):  # out.reshape(-1) is a view of the contiguous copy

@@ -105,9 +105,11 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     tensor._vc[0] += 1
     if not recording and view is not None and view.creation != DEFAULT:
         make_stale(tensor, view)  # unrecorded (no_grad, logical_and_): breadth seed 93115
-    elif not recording and view is not None and tensor.grad_fn is not None and \
-            view.base._requires_grad:
-        _regenerate(tensor, view)
+    elif not recording and view is not None and tensor.grad_fn is not None:
+        if view.base._requires_grad:
+            _regenerate(tensor, view)
+        else:  # a view of a laid-out leaf (strided seed 98998)
+            _cut_from_base(tensor, view, view.base)
     if recording:
         if view is not None:
             _rebase_view(tensor, view, result, overlapping)
@@ -216,8 +218,9 @@ def _regenerate(view, info) -> None:
 
 
 def _cut_from_base(view, info, root) -> None:
-    """A write into a base whose history was cut (``detach_()``): torch regenerates the view's
-    history from the base, which now passes no gradient on (the view still requires grad)."""
+    """A write into a base whose history was cut (``detach_()``), or that never required grad
+    (a view of a laid-out leaf, written unrecorded): torch regenerates the view's history from
+    the base, which passes no gradient on (the view still requires grad)."""
     alias = Tensor_alias(root)
     alias._requires_grad = True
     # the edge ends at the base's own accumulator, which adds nothing while the base does not

@@ -30,7 +30,7 @@ from gradkit.ops.half_scalar import HALF
 from gradkit.ops.norm_saved import batch_norm_node, group_norm_node
 from gradkit.ops.padding import pad
 from gradkit.ops.pooling_avg import avg_pool2d, avg_pool3d
-from gradkit.ops.reduction import mean
+from gradkit.ops.reduction import mean, sum as sum_
 from gradkit.ops.shape import repeat, reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import select
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating, scalar_type_name
@@ -351,8 +351,8 @@ def group_norm_unchecked(input, num_groups: int, weight=None, bias=None,  # noqa
         out, _, _ = _normalize(grouped, (2,), eps, welford=True)
         out = _affine(reshape(out, tuple(input.shape)), weight, bias, input)
         if weight is not None and n and not grouped.shape[2]:
-            # torch's weight gradient rstd * (sum(dy x) - sum(dy) mean) is 0 * NaN when empty
-            out = add(out, mul(reshape(weight, channel_shape(input)), math.nan))
+            # NaN, as torch's weight gradient and its input gradient's derivative in the weight
+            out = add(out, mul(reshape(weight, channel_shape(input)), sum_(grouped) * math.nan))
         return _in_input_layout(out, input)
     return group_norm_node(normalized, (input, weight, bias), num_groups, eps)
 

@@ -238,6 +238,8 @@ def _euler_maclaurin(xp, order, total, a, term):
 
 def polygamma_array(xp, n: int, x):
     """The n-th derivative of digamma, n >= 2: (-1)^(n+1) n! zeta(n + 1, x)."""
-    scale = (1.0 if n % 2 else -1.0) * math.exp(math.lgamma(n + 1.0))
+    # torch's n! is exp(lgamma(n + 1)) of C's lgamma (Python's rounds otherwise: 24 is
+    # 23.999999999999982, 24.000000000000004 in C)
+    scale = (1.0 if n % 2 else -1.0) * math.exp(float(_lgamma_float64(n + 1.0)))
     with np.errstate(all="ignore"):
         return (scale * zeta_array(xp, float(n + 1), x)).astype(x.dtype)

@@ -51,6 +51,13 @@ def storage_elements(array) -> int:
     return storage_of(array).nbytes // array.itemsize
 
 
+def whole_storage_copy(array):
+    """torch's clone_preserve_strides: a copy of ``array``'s whole storage, viewed as
+    ``array`` is (its strides and storage offset)."""
+    copy = strided_array(array, (storage_elements(array),), (1,), 0).copy()
+    return strided_array(copy, array.shape, element_strides(array), offset_in_storage(array))
+
+
 def geometry(array) -> tuple:
     """(shape, strides, storage offset) in elements: where each element of ``array`` lives."""
     return tuple(array.shape), element_strides(array), offset_in_storage(array)

@@ -14,7 +14,7 @@ from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import reshape
 from gradkit.ops.strided import (
     _contiguous_geometry, check_geometry, int_tuples, element_strides, positions,
-    storage_elements, strided_array, times_constant)
+    storage_elements, strided_array, times_constant, whole_storage_copy)
 
 
 def _copied_geometry(x: Tensor) -> tuple:
@@ -62,13 +62,11 @@ def _placed(t, shape, written):
 def _as_strided_scatter(xp, x, src, *, size, stride, storage_offset, source):
     layout, start, length = source
     if has_internal_overlap(x):  # cloned contiguous
-        storage = xp.empty(max(length, 1), dtype=x.dtype)
-        out = strided_array(storage, x.shape, layout, start)
+        out = strided_array(xp.empty(max(length, 1), dtype=x.dtype), x.shape, layout, start)
         out[...] = x
-    else:  # a copy of x's whole storage, viewed as x
-        storage = strided_array(x, (length,), (1,), 0).copy()
-        out = strided_array(storage, x.shape, layout, start)
-    strided_array(storage, size, stride, storage_offset)[...] = src
+    else:
+        out = whole_storage_copy(x)
+    strided_array(out, size, stride, storage_offset)[...] = src
     return out
 
 

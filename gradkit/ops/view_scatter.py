@@ -8,10 +8,12 @@ from gradkit._tensor import Tensor
 from gradkit.int_arguments import int_list_argument
 from gradkit.ops._op import op
 from gradkit.ops.indexing import index_put_into_zeros
+from gradkit.ops.memory_overlap import may_overlap
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import _normalize_dim, expand, permute
 from gradkit.ops.slicing import _select_index, _slice, _slice_key, narrow, select
+from gradkit.ops.strided import whole_storage_copy
 from gradkit.ops.triangular import diagonal
 from gradkit.ops.view_copies import derived_op
 from gradkit.tensor_arguments import tensor_parameters
@@ -25,8 +27,10 @@ def _check_src(src: Tensor, part: Tensor) -> None:
 
 
 def _written(x, src, place):
-    """A copy of x with ``src`` written at ``place(copy)``: (an array viewing it, a key)."""
-    out = x.copy()
+    """A copy of x with ``src`` written at ``place(copy)``: (an array viewing it, a key). As
+    torch's, the copy is of x's whole storage, viewed as x (an as_strided read of it reads
+    what torch's does); of an x whose elements overlap, dense (docs/numerics.md)."""
+    out = x.copy() if may_overlap(x) or not x.size else whole_storage_copy(x)
     view, key = place(out)
     view[key] = src
     return out

@@ -453,3 +453,16 @@ def test_per_sample_gradients_of_an_embedding_net_through_functional_call():
             return vjp_fn(v)[0]
         return per_sample, f.vmap(foo, (0, None))(x, v)
     like_torch(program)
+
+
+def test_jvp_with_an_inference_tangent_under_inference_mode():
+    """A tangent made inside inference_mode: gradkit's jvp (a vjp of a vjp) saved it in the
+    second pass's graph (x * x, sin) and raised "Inference tensors cannot be saved for
+    backward"; torch's forward mode computes."""
+    def program(lib):
+        x = plain(lib, 3)
+        with lib.inference_mode():
+            return [lib.func.jvp(fn, (x,), (lib.ones_like(x),))[1] for fn in (
+                lambda t: (t * t).sum(), lambda t: t.sin().sum(), lambda t: (t ** 2).sum())] + \
+                [lib.func.jacfwd(lambda t: t * t)(x)]
+    like_torch(program)

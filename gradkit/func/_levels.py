@@ -84,9 +84,14 @@ def fresh(x) -> Tensor:
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
-    if x.is_inference():  # an ordinary copy (torch's transforms accept inference tensors)
-        x = x.clone()
+    x = ordinary(x)
     return x.view_as(x) if x.requires_grad else x.detach()._set_requires_grad(True)
+
+
+def ordinary(x: Tensor) -> Tensor:
+    """``x``, or an ordinary copy of an inference tensor (torch's transforms accept them; a
+    graph may not save one), made where :func:`differentiating` has turned the mode off."""
+    return x.clone() if x.is_inference() else x
 
 
 def differentiating() -> inference_mode:

@@ -17,7 +17,7 @@ from gradkit._tensor import Tensor
 from gradkit.creation import zeros_like
 from gradkit.func._levels import (
     Stripper, checked_argnums, differentiating, fresh_tree, fresh_writable_tree, guarded_call,
-    or_zeros, split_aux, tensor_leaves, vjps)
+    or_zeros, ordinary, split_aux, tensor_leaves, vjps)
 from gradkit.func.pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 
@@ -138,7 +138,8 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
         # u -> J^T u is linear in u; its vjp with the tangents is J tangents
         probes = [zeros_like(o.detach(), requires_grad=True) for o in out_leaves]
         back = vjps(out_leaves, leaves, probes)
-        pairs = [(b, t) for b, t in zip(back, tangent_leaves, strict=True) if b is not None]
+        pairs = [(b, ordinary(t)) for b, t in zip(back, tangent_leaves, strict=True)
+                 if b is not None]
         forward = or_zeros(vjps([b for b, _ in pairs], probes, [t for _, t in pairs])
                            if pairs else [None] * len(probes), out_leaves)
     write_back()

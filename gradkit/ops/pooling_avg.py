@@ -124,9 +124,12 @@ def _as_given(value, d: int) -> tuple:
     repeated, a list as given, None (a stride) as ()."""
     if value is None:
         return ()
-    if isinstance(value, (int, np.integer)) or getattr(value, "ndim", None) == 0:
+    if isinstance(value, (int, np.integer)):
         return (int(value),) * d
-    return tuple(int(v) for v in value)
+    try:  # (what the pool refuses, a str, it refuses after this record)
+        return tuple(value)
+    except TypeError:  # a 0-d tensor
+        return (value,) * d
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,

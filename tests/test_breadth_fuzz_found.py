@@ -2328,3 +2328,13 @@ def test_out_of_place_scatter_of_a_transposed_input_is_c_contiguous(call):
                "scatter_value": lambda: x.scatter(-1, index, 2.0)}[call]()
         return [out.stride(), out.tolist(), m.kron(out, m.ones(2, 3)).shape[0]]
     assert program(gradkit) == program(torch)
+
+
+def test_complex_inverse_of_a_non_finite_matrix_is_nan_in_both_parts():
+    """The NaN a non-finite complex matrix inverts to is nan + nanj, as torch's (the fill of
+    seed 1328713's fallback gave nan + 0j)."""
+    torch = pytest.importorskip("torch")
+    bad = [[-math.inf, 0.0, 1.0], [math.inf, 0.1, 0.0], [0.0, -math.inf, 0.0]]
+    ours, theirs = (str(m.linalg.inv(m.tensor(bad, dtype=m.complex128)).tolist())
+                    for m in (gradkit, torch))
+    assert ours == theirs

@@ -101,13 +101,12 @@ def inv(xp, x):
     try:
         return xp.linalg.inv(x)
     except np.linalg.LinAlgError:
-        finite = xp.isfinite(x).all(axis=(-2, -1))[..., None, None]
-        if finite.all() or _first_singular(x)[1] is not None:
+        infinite = ~xp.isfinite(x).all(axis=(-2, -1))
+        if not infinite.any() or _first_singular(x)[1] is not None:
             raise _singular_inverse_error(x) from None
     # OpenBLAS's getrf stopped at a zero pivot that NaN arithmetic left in a non-finite matrix;
     # torch's (MKL's) reads on through the NaN and inverts it to NaN (breadth seed 1328713)
-    out = xp.linalg.inv(xp.where(finite, x, xp.eye(x.shape[-1], dtype=x.dtype)))
-    return xp.where(finite, out, xp.asarray(math.nan, dtype=out.dtype))
+    return _nan_where(xp, x, infinite, xp.linalg.inv, 2)
 
 
 inv.defvjp(lambda g, out: -matmul(mH(out), matmul(g, mH(out))))
@@ -152,14 +151,20 @@ def _solve(xp, a, b):
             raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, index)}The solver failed "
                               "because the input matrix is singular.") from None
     # NumPy's LAPACK took a NaN for a zero pivot; torch's MKL solves on, to NaN there
-    nan = xp.isnan(a).any(axis=(-2, -1))[..., None] if a.ndim > 2 else xp.isnan(a).any()
-    out = _solve_arrays(xp, xp.where(nan[..., None], xp.eye(a.shape[-1], dtype=a.dtype), a),
-                        b, vector)
-    return xp.where(nan if vector else nan[..., None], nan_of(a.dtype), out)
+    return _nan_where(xp, a, xp.isnan(a).any(axis=(-2, -1)),
+                      lambda m: _solve_arrays(xp, m, b, vector), 1 if vector else 2)
 
 
 def _solve_arrays(xp, a, b, vector: bool):
     return xp.linalg.solve(a, b[..., None])[..., 0] if vector else xp.linalg.solve(a, b)
+
+
+def _nan_where(xp, a, bad, compute, trailing: int):
+    """``compute(a)`` with the matrices ``bad`` marks (a's batch shape) replaced by the identity,
+    their results NaN, as MKL's LAPACK gives where NumPy's stops; ``trailing``: the result's
+    dims after the batch."""
+    out = compute(xp.where(bad[..., None, None], xp.eye(a.shape[-1], dtype=a.dtype), a))
+    return xp.where(bad.reshape(bad.shape + (1,) * trailing), nan_of(out.dtype), out)
 
 
 def nan_of(dtype):

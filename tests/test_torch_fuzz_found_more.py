@@ -4341,3 +4341,23 @@ def test_branch_cut_of_a_complex_cross_of_itself_is_known():
     problems, known = diff_program(generate(RandomDrawer(141451), "breadth"))
     assert problems and known == "gradients (and values) through cross(v, v), which is " \
         "rounding noise in both"
+
+
+@pytest.mark.parametrize("bound", ["clamp_min", "clamp_max", "clamp"])
+def test_clamp_by_a_tensor_keeps_its_input_at_a_signed_zero_tie_as_torchs_scalar_loop(bound):
+    """Known difference (docs/numerics.md, "a clamp by tensor bounds"; breadth seed 1427259):
+    at a tie of 0.0 and -0.0, torch's scalar loop (tensors shorter than its vector width, and
+    the tail) keeps the clamped input, gradkit everywhere; torch's vectorized lanes may pick
+    the bound."""
+    def signs(m, n):
+        x, bound_t = m.zeros(n, dtype=m.float64), m.full((n,), -0.0, dtype=m.float64)
+        call = {"clamp": lambda: m.clamp(x, min=bound_t), "clamp_min": lambda: m.clamp_min(
+            x, bound_t), "clamp_max": lambda: m.clamp_max(x, bound_t)}[bound]
+        return np.signbit(call().numpy())
+    assert not signs(torch, 1).any() and not signs(gradkit, 1).any()
+    assert not signs(gradkit, 9).any() and not signs(torch, 9)[-1]
+    program = Program("breadth", (Leaf((3, 3, 3), "float64", True, True),),
+                      (Step("e_addcmul", (0, 0), {"s": 2}), Step("e2_clamp_min", (1, 0), {})),
+                      False, 1427259, True)
+    problems, known = diff_program(program)
+    assert not problems or known.startswith("max/min/clamp tie")

@@ -9,6 +9,7 @@ import numpy as np
 from gradkit.number_arguments import number_parameters, numbers_reader
 from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops.comparison import isfinite
+from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import cos, exp, sin
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import where
@@ -86,15 +87,29 @@ def sinc(xp, x):
 
 
 def _sinc_derivative(x):
-    # torch's sinc_backward: (pi x cos(pi x) - sin(pi x)) / (pi x²), then 0 where pi x² is 0:
-    # the division sees the zero first, so a second derivative there is 0 / 0 = NaN, as torch's
+    """pi x² and (pi x cos(pi x) - sin(pi x)) / (pi x²), in torch's order: the division sees
+    the zero, so a second derivative at 0 is 0 / 0 = NaN, as torch's."""
     product = x * math.pi
-    squared = product * x  # torch's M_PI * self * self, in its order
+    squared = product * x  # torch's M_PI * self * self
     with np.errstate(divide="ignore", invalid="ignore"):
-        return where(squared == 0, 0.0, (product * cos(product) - sin(product)) / squared)
+        return squared, (product * cos(product) - sin(product)) / squared
 
 
-sinc.defderivative(_sinc_derivative)
+# torch's sinc_backward masks the product with the gradient, not the derivative: a NaN or inf
+# gradient at 0 gives 0 there (its jvp, auto_element_wise, the same with the tangent)
+def _sinc_vjp(g, x):
+    squared, derivative = _sinc_derivative(x)
+    return where(squared == 0, 0.0, g * conj(derivative))
+
+
+def _sinc_jvp(t, x):
+    squared, derivative = _sinc_derivative(x)
+    return where(squared == 0, 0.0, t * derivative)
+
+
+sinc.defvjp(_sinc_vjp)
+sinc.defjvp(_sinc_jvp)
+sinc.batchable = True
 
 
 @unary(save=(), method=True, inplace=True, integer_error=kernel_error("frac_cpu"),

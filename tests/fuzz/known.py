@@ -176,12 +176,12 @@ def _first_signed_zero_step(program, mine: Result, theirs: Result):
 
 
 _TIE_PICKERS = {"maximum", "minimum", "max", "min", "amax", "amin0", "amax_dim_raw",
-                "max_dim_raw"}
+                "max_dim_raw", "e2_clamp_min", "b_clamp_tensor"}
 
 
 def _vectorized_tie(program, mine: Result, theirs: Result) -> bool:
-    """A tie of 0.0 and -0.0 in max/min/maximum/minimum, where torch's vectorized loop picked
-    by lane (tensors of 16 float32 / 8 float64 elements or more)."""
+    """A tie of 0.0 and -0.0 in max/min/maximum/minimum or a tensor-bounded clamp, where
+    torch's vectorized loop picked by lane (tensors of 16 float32 / 8 float64 elements or more)."""
     step = _first_signed_zero_step(program, mine, theirs)
     return step is not None and (step.op in _TIE_PICKERS or step.params.get("fn") in _TIE_PICKERS)
 
@@ -2246,7 +2246,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           _quantile_among_ties),
     Known("median/nanmedian along a stride-0 dim: torch's reads memory it did not write",
           "docs/numerics.md", "read memory they did not write", _median_along_a_stride_zero_dim),
-    Known("max/min tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",
+    Known("max/min/clamp tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",
           "docs/numerics.md", "vectorized loops pick by lane", _vectorized_tie),
     Known("the sign of a matrix product's or convolution's zero sum of products",
           "docs/numerics.md", "makes from a sum of products", _zero_sum_of_products),

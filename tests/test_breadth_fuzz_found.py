@@ -2362,3 +2362,38 @@ def test_sinc_gradient_at_zero_is_zero_whatever_the_incoming_gradient(dtype, mod
         return m.cat(m.autograd.grad(gx.sum().real if gx.is_complex() else gx.sum(), [x, g]))
     np.testing.assert_array_equal(program(gradkit).detach().numpy(),
                                   program(torch).detach().numpy())  # NaN == NaN, 0 == -0
+
+
+def test_nanmean_of_the_log_of_a_rounding_noise_zero_is_known():
+    """Known (docs/numerics.md, "which `nanmean` then skips"; breadth seed 1453357): the
+    cumulative sum of a float32 layer_norm over its row is 0 in torch and -9e-8 here (its
+    rows are an ulp apart), so log gives -inf or NaN, and nanmean keeps -inf or skips NaN."""
+    row = [-0.66469336, 0.15873526, -0.46996894]
+    for m in (gradkit, torch):
+        total = m.nn.functional.layer_norm(m.tensor(row), (3,)).double().sum().item()
+        assert abs(total) < 1e-7
+        assert m.nanmean(m.tensor([0.0, 1.0]).log()).item() == -math.inf
+        assert m.nanmean(m.tensor([-9e-8, 1.0]).log()).item() == 0.0
+    problems, known = diff_program(generate(RandomDrawer(1453357), "breadth"))
+    assert problems and known == "a step that turns a rounding difference of its input " \
+                                 "into another number"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "float64", "float16"])
+@pytest.mark.parametrize("groups, batch", [(1, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("padding, output_padding", [(1, 1), (1, 0), (0, 1)])
+def test_transposed_convolution_to_an_empty_output_as_torchs_backends(
+        dtype, groups, batch, padding, output_padding):
+    """Where torch's CPU convolution picks oneDNN (half precision; float32, or complex64's
+    real parts, strided and grouped or batched), a transposed convolution to an output of size
+    0 is an empty tensor and a negative size fails to make oneDNN's memory descriptor; its
+    slow kernel refuses both as too small (breadth seed 1441215: conv_transpose1d of a
+    complex64 input, stride 2, groups 2, output size 0, raised here)."""
+    def program(m):
+        x = m.ones(batch, 2, 1, dtype=getattr(m, dtype), requires_grad=True)
+        w = m.ones(2, 2 // groups, 1, dtype=getattr(m, dtype), requires_grad=True)
+        y = m.nn.functional.conv_transpose1d(x, w, stride=2, padding=padding, dilation=2,
+                                             groups=groups, output_padding=output_padding)
+        (y.sum().real if y.is_complex() else y.sum()).backward()
+        return str((list(y.shape), x.grad.tolist(), w.grad.tolist()))
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

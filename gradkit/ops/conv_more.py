@@ -7,6 +7,8 @@ gradients are torch's and differentiable again.
 """
 from __future__ import annotations
 
+import math
+
 from gradkit.backend import float16, float32
 from gradkit.int_arguments import int_parameters
 from gradkit.ops.arithmetic import add
@@ -23,6 +25,7 @@ from gradkit.ops.padding import pad as pad_op
 from gradkit.ops.shape import expand, reshape, squeeze
 from gradkit.ops.unary_helpers import scalar_type_name
 from gradkit.signature_errors import missing_arguments
+from gradkit.torch_helpers import get_num_threads
 from gradkit.tensor_arguments import tensor_parameters
 
 _LETTERS = ("ijk", "xyz")  # kernel dims, spatial dims
@@ -82,7 +85,10 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     check_kernel_dtypes(x, weight)
     if bias is not None and d == 3:  # the 3-D kernel checks it; the 2-D one adds it in place
         check_kernel_dtypes(x, bias)
-    if min(outs) < 1:
+    if min(outs) < 1 and _runs_onednn(x, weight, stride, dilation, groups, extra):
+        if min(outs) < 0:  # oneDNN computes an empty output of a size 0, describes no negative
+            raise RuntimeError("could not construct a memory descriptor using a format tag")
+    elif min(outs) < 1:
         shown = ((1,) if d == 1 else ()) + sizes, ((1,) if d == 1 else ()) + outs
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, shown[0]))}). "
                            f"Calculated output size per channel: "
@@ -118,6 +124,27 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
                      "transposed": True, "output_padding": extra, "groups": groups,
                      "bias_sym_sizes_opt": (0,) if bias is None else tuple(bias.shape)})
     return squeeze(out, 0) if added else out
+
+
+def _runs_onednn(x, weight, stride, dilation, groups, extra) -> bool:
+    """Whether torch's CPU convolution picks oneDNN for this transposed one (its ConvParams::
+    use_mkldnn on the real dtype: a complex convolution is made of real ones), as a 2-D one
+    for d = 1: half precision always, float32 where strided or dilated (...) and grouped or
+    batched or large; never with an output_padding of a stride or more."""
+    if any(e >= s for e, s in zip(extra, stride, strict=True)):
+        return False
+    kind = x._data.real.dtype if x._data.dtype.kind == "c" else x._data.dtype
+    if kind.name in ("float16", "bfloat16"):
+        return True
+    if kind != float32:
+        return False
+    shape = x.shape if x.ndim > 3 else x.shape[:2] + (1,) + x.shape[2:]
+    kernel = (1,) * (x.ndim == 3) + tuple(weight.shape[2:])
+    n = shape[0]
+    fast_enough = any(v != 1 for v in (*stride, *dilation)) or n >= 16 or \
+        kernel[-1] != 1 or kernel[-2] != 1 or get_num_threads() > 1
+    return fast_enough and (groups > 1 or (kernel[-1] > 3 and kernel[-2] > 3) or n > 1
+                            or math.prod(shape[:4]) > 20480)
 
 
 @tensor_parameters("input", "weight", "bias")

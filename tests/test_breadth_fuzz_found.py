@@ -2397,3 +2397,18 @@ def test_transposed_convolution_to_an_empty_output_as_torchs_backends(
         (y.sum().real if y.is_complex() else y.sum()).backward()
         return str((list(y.shape), x.grad.tolist(), w.grad.tolist()))
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("write", ["tril_", "add_", "mul_", "zero_", "exp_", "fill_"])
+@pytest.mark.parametrize("view", ["as_strided", "expand"])
+def test_in_place_write_into_an_empty_view_with_a_zero_stride(write, view):
+    """An empty tensor shares no memory between elements (torch: it is contiguous), so an
+    in-place op on an empty as_strided or expanded view with a zero stride writes nothing;
+    gradkit's copy of its aliasing spanned a negative size (breadth seed 1458600)."""
+    def program(m):
+        x = m.tensor([1.5], dtype=m.float64, requires_grad=True).clone()
+        v = x.as_strided((2, 1, 0), (0, 2, 2), 0) if view == "as_strided" else \
+            x[:0].reshape(1, 0).expand(3, 0)
+        getattr(v, write)(*(() if write in ("zero_", "exp_") else (1,)))
+        return str((list(v.shape), m.autograd.grad((x * 2).sum() + v.sum(), x)[0].tolist()))
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

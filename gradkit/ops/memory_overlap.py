@@ -41,7 +41,10 @@ def aliased_copy(array):
 def may_overlap(array) -> bool:
     """Whether two elements of ``array`` may share memory: a dim's stride shorter than the
     span of the dims with smaller strides (an expanded tensor, overlapping as_strided or unfold
-    windows); torch's MemOverlap::TooHard or Yes."""
+    windows); torch's MemOverlap::TooHard or Yes. An empty array shares nothing (torch: it
+    is contiguous)."""
+    if array.size == 0:
+        return False
     span = array.itemsize
     for stride, n in sorted((abs(s), n) for n, s in zip(array.shape, array.strides) if n > 1):
         if stride < span:

@@ -2412,3 +2412,23 @@ def test_in_place_write_into_an_empty_view_with_a_zero_stride(write, view):
         getattr(v, write)(*(() if write in ("zero_", "exp_") else (1,)))
         return str((list(v.shape), m.autograd.grad((x * 2).sum() + v.sum(), x)[0].tolist()))
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_inverse_is_exactly_hermitian_off_its_diagonal(dtype, upper):
+    """torch's potri computes one triangle and mirrors it, so equal entries of the inverse
+    stay equal; gradkit's two triangular solves left them an ulp apart, so a searchsorted of
+    the result counted a tie otherwise (breadth seed 1471486, float32)."""
+    rng = np.random.default_rng(3)
+    factor = np.tril(rng.standard_normal((3, 4, 4))) + 4 * np.eye(4)
+    if dtype == "complex128":
+        factor = factor + 1j * np.tril(rng.standard_normal((3, 4, 4)), -1)
+    factor = factor.swapaxes(-1, -2).conj() if upper else factor
+    off = ~np.eye(4, dtype=bool)
+    for m in (gradkit, torch):
+        inverse = m.cholesky_inverse(m.tensor(factor, dtype=getattr(m, dtype)), upper).numpy()
+        np.testing.assert_array_equal(inverse[:, off], inverse.swapaxes(-1, -2).conj()[:, off])
+        np.testing.assert_allclose(inverse, np.linalg.inv(factor @ factor.swapaxes(-1, -2).conj()
+                                   if not upper else factor.swapaxes(-1, -2).conj() @ factor),
+                                   rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-6)

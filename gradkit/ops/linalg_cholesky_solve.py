@@ -130,7 +130,13 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A00
 @op(save=("L", "result"), node_name="CholeskyInverseBackward0")
 def _cholesky_inverse(xp, L, *, upper=False):  # noqa: N803 - torch's name
     identity = xp.broadcast_to(xp.eye(L.shape[-1], dtype=L.dtype), L.shape)
-    return _potrs(xp, identity, L, upper)
+    inverse = _potrs(xp, identity, L, upper)
+    # potri computes one triangle and torch mirrors it: the result is exactly Hermitian off
+    # its diagonal, so equal entries stay equal (a later sort or searchsorted ties as torch's)
+    n = L.shape[-1]
+    rows, cols = np.triu_indices(n, 1) if upper else np.tril_indices(n, -1)
+    inverse[..., cols, rows] = xp.conj(inverse[..., rows, cols])
+    return inverse
 
 
 def _cholesky_inverse_vjp(g, factor, inverse, upper):

@@ -4361,3 +4361,17 @@ def test_clamp_by_a_tensor_keeps_its_input_at_a_signed_zero_tie_as_torchs_scalar
                       False, 1427259, True)
     problems, known = diff_program(program)
     assert not problems or known.startswith("max/min/clamp tie")
+
+
+def test_div_by_a_zero_number_of_rounding_noise_is_that_known_difference():
+    """The entry covers ``x.div_(0)`` too (breadth seed 1481578): a complex lu_solve of
+    A x = A is 1 + 2e-17j here and 1 - 2e-17j in torch, so over 0 its imaginary part is inf
+    of either sign; both backward passes then fail alike (lu_solve of a different dtype)."""
+    for m in (gradkit, torch):
+        assert m.tensor([1 + 2e-17j]).div_(0).imag.item() == math.inf
+        assert m.tensor([1 - 2e-17j]).div_(0).imag.item() == -math.inf
+    program = generate(RandomDrawer(1481578), "breadth")
+    assert program.steps[-1].op == "num_div_" and program.steps[-1].params["s"] == 0
+    problems, known = diff_program(program)
+    assert problems and known == \
+        "an in-place division by zero of a dividend that agrees but for rounding"

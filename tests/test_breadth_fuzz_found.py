@@ -2432,3 +2432,23 @@ def test_cholesky_inverse_is_exactly_hermitian_off_its_diagonal(dtype, upper):
         np.testing.assert_allclose(inverse, np.linalg.inv(factor @ factor.swapaxes(-1, -2).conj()
                                    if not upper else factor.swapaxes(-1, -2).conj() @ factor),
                                    rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-6)
+
+
+@pytest.mark.parametrize("shapes", [((0, 3, 3), (0, 3, 3)), ((2, 0, 3), (2, 3, 3)),
+                                    ((2, 1, 0), (2, 0, 3)), ((1, 2, 1, 0), (2, 0, 3)),
+                                    ((2, 1, 3), (2, 3, 0))], ids=str)
+@pytest.mark.parametrize("dtypes", [("bool", "float32"), ("int64", "float32"),
+                                    ("float64", "float32"), ("complex64", "float32")], ids=str)
+def test_matmul_of_batches_with_nothing_to_sum_answers_before_the_dtype_check(shapes, dtypes):
+    """torch's matmul of two batches reaches bmm, which answers an empty result or an empty
+    sum (zeros, in mat2's dtype) before its dtype and bool checks; gradkit refused the dtypes
+    (breadth seed 1508978: a bool (0, 3, 3) batch times a float32 one)."""
+    def program(m):
+        a = m.zeros(shapes[0], dtype=getattr(m, dtypes[0]),
+                    requires_grad=dtypes[0] not in ("int64", "bool"))
+        b = m.ones(shapes[1], dtype=getattr(m, dtypes[1]), requires_grad=True)
+        out = m.matmul(a, b)
+        grads = m.autograd.grad(out.sum(), [t for t in (a, b) if t.requires_grad])
+        return str([(list(t.shape), str(t.dtype).split(".")[1], t.abs().sum().item())
+                    for t in (out, *grads)])
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

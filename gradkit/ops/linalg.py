@@ -41,6 +41,9 @@ def matmul(xp, x, y):
         right = "x".join(map(str, y.shape if y.ndim == 2 else y.shape + (1,)))
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({left} and {right})")
     if x.dtype != y.dtype:
+        empty = _empty_batched_product(x, y)
+        if empty is not None:
+            return xp.zeros(empty, dtype=y.dtype)
         raise _mixed_dtypes(x, y)
     # torch has no bool kernel (named by the shapes) but answers empty products before it
     if x.dtype.kind == "b" and ((x.size and y.size) or x.ndim == y.ndim == 1):
@@ -84,6 +87,24 @@ def _check_batched(x, y, k_x: int, k_y: int) -> None:
     if k_x != k_y:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{count}, {k_x}] but got: [{count}, {k_y}].")
+
+
+def _empty_batched_product(x, y) -> tuple | None:
+    """The result's shape where torch's matmul of two batches reaches bmm with nothing to sum
+    (an empty result, or an empty sum: zeros), which bmm answers before its dtype check, in
+    mat2's dtype; else None. Left to the dtype error: a batch and a matrix or vector, or a
+    batch of ones (torch folds them into mm, which checks, when one requires grad), a bool
+    mat2 (torch's autograd refuses a bool result of an input requiring grad) and a real self
+    of a complex mat2 (its backward refuses the complex gradient): the op does not know which
+    input requires grad."""
+    if x.ndim < 3 or y.ndim < 3 or math.prod(x.shape[:-2]) == 1 or \
+            math.prod(y.shape[:-2]) == 1 or y.dtype.kind == "b" or (
+            y.dtype.kind == "c" and x.dtype.kind != "c"):
+        return None
+    batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    if math.prod(batch) * x.shape[-2] * x.shape[-1] * y.shape[-1]:
+        return None
+    return batch + (x.shape[-2], y.shape[-1])
 
 
 def _mixed_dtypes(x, y) -> RuntimeError:

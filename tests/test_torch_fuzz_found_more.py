@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 import pytest
 from fuzz.known import (
-    _agree_but_for_rounding, _in_place_division_by_zero_of_noise, diff_program,
-    known_difference)
+    _agree_but_for_rounding, _cov_of_noise_over_zero, _in_place_division_by_zero_of_noise,
+    diff_program, known_difference)
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from fuzz.runner import Result, compare, leaf_values, run
 from fuzz.shrink import shrink
@@ -4375,3 +4375,25 @@ def test_div_by_a_zero_number_of_rounding_noise_is_that_known_difference():
     problems, known = diff_program(program)
     assert problems and known == \
         "an in-place division by zero of a dividend that agrees but for rounding"
+
+
+def test_cov_without_degrees_of_freedom_of_complex_noise_is_known():
+    """Known (docs/numerics.md, "with no degree of freedom divides"; breadth seed 1508442):
+    cov of 2 complex observations with correction=2 divides by 0, and the imaginary part of
+    a variance is rounding noise of either sign (torch's and gradkit's differ), so inf of
+    that sign; with a degree of freedom left the noise is below 1e-9 in both."""
+    rows = np.array([[0.56189424 + 0.9374787j, -0.2483864 + 0.9469068j],
+                     [-0.2837816 + 0.19214772j, -0.14804418 - 0.67717594j]], np.complex64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # both warn of no degree of freedom
+        for m in (gradkit, torch):
+            variances = m.cov(m.tensor(rows), correction=1).numpy().diagonal()
+            assert np.abs(variances.imag).max() < 1e-9
+            assert np.isinf(m.cov(m.tensor(rows), correction=2).numpy().imag).all()
+    problems, known = diff_program(generate(RandomDrawer(1508442), "breadth"))
+    assert not problems or known.startswith("cov with no degree of freedom")
+    step = Step("e2_cov", (0,), {"correction": 1})  # with a degree of freedom: not this entry
+    program = Program("breadth", (Leaf((2, 2), "complex64", True),), (step,), False, 1508442)
+    mine, theirs = run(program, gradkit), run(program, torch)
+    theirs.values[1] = theirs.values[1] + 1
+    assert not _cov_of_noise_over_zero(program, mine, theirs)

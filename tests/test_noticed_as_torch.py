@@ -321,6 +321,25 @@ def test_clamp_in_place_and_method_bounds_as_torch():
     same_as_torch(program)
 
 
+@pytest.mark.parametrize("name", ["clamp", "clip"])
+def test_clip_refusals_name_clip_and_misuses_are_invalid_combinations(name):
+    """torch's clip, ``x.clip`` and ``x.clip_`` are parsed under their own name: their errors
+    say clip (gradkit's clip was clamp, whose errors said clamp); an unknown keyword, a fourth
+    argument, no input or a list input is the "invalid combination" (gradkit's was Python's
+    TypeError of a helper, or an AttributeError). No bounds, a complex input and min > max
+    were already torch's."""
+    def program(m):
+        x, f = m.tensor([0.5, 1.5, -1.0]), getattr(m, name)
+        method, in_place = getattr(x, name), getattr(x.clone(), name + "_")
+        return [_outcome_of(call) for call in (
+            lambda: f(x, "a"), lambda: method("a"), lambda: in_place("a"),
+            lambda: f(x, min="a"), lambda: method(min=[1]), lambda: f(x, None, "b"),
+            lambda: f(x, [1.0]), lambda: f(x, mn=1), lambda: method(mn=1),
+            lambda: f(x, 0, 1, 2), lambda: f(), lambda: f([1.0], 0, 1), lambda: f(x, 2, 1),
+            lambda: in_place(m.zeros(1), 1))]
+    same_as_torch(program)
+
+
 def _outcome_of(call):
     try:
         return call()

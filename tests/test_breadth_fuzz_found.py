@@ -2330,6 +2330,44 @@ def test_out_of_place_scatter_of_a_transposed_input_is_c_contiguous(call):
     assert program(gradkit) == program(torch)
 
 
+
+_INDEX_WRITES = {  # torch's layout of each result: C order, or its clone of x's (preserve)
+    "scatter_reduce": lambda m, x: x.scatter_reduce(1, m.tensor([[0, 1]] * 4), m.ones(4, 2),
+                                                    "sum"),
+    "scatter_reduce_amax": lambda m, x: m.scatter_reduce(
+        x, 0, m.tensor([[0, 1, 2, 3]]), m.ones(1, 4), "amax", include_self=False),
+    "index_copy": lambda m, x: x.index_copy(0, m.tensor([2, 0]), m.ones(2, 4)),
+    "masked_scatter": lambda m, x: m.masked_scatter(x, m.tensor([True, False, True, False]),
+                                                    m.zeros(16)),
+    "index_reduce": lambda m, x: x.index_reduce(0, m.tensor([1, 1]), m.ones(2, 4), "prod"),
+    "index_fill": lambda m, x: x.index_fill(1, m.tensor([1]), -1.0),
+    "index_add": lambda m, x: m.index_add(x, 1, m.tensor([0, 3]), m.ones(4, 2), alpha=2),
+    "index_put": lambda m, x: x.index_put((m.tensor([0, 2]),), m.tensor(1.0)),
+    "put": lambda m, x: x.put(m.tensor([1, 5]), m.tensor([9.0, 8.0]), accumulate=True),
+}
+_LAYOUTS = {
+    "transposed": lambda m: m.arange(16.0).reshape(4, 4).t(),
+    "stepped transposed": lambda m: m.arange(32.0).reshape(4, 8)[:, ::2].t(),
+    "offset transposed": lambda m: m.arange(40.0).reshape(5, 8)[1:, 2:6].t(),
+    "expanded": lambda m: m.arange(4.0).expand(4, 4),
+}
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+@pytest.mark.parametrize("call", list(_INDEX_WRITES))
+def test_out_of_place_index_writes_lay_out_their_results_as_torch(call, layout):
+    """torch's out-of-place scatter_reduce, index_copy, masked_scatter and index_reduce
+    results are C-contiguous; index_fill's, index_put's and put's are its clone of the input
+    (its strides when dense, else dense in their order; an expanded input's C order). gradkit
+    kept the input's layout for the first four (and an expanded input's NumPy order for
+    index_fill), put's was C-contiguous."""
+    def program(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # index_reduce's beta warning
+            out = _INDEX_WRITES[call](m, _LAYOUTS[layout](m))
+        return [out.stride(), out.is_contiguous(), out.tolist()]
+    assert program(gradkit) == program(torch)
+
 def test_complex_inverse_of_a_non_finite_matrix_is_nan_in_both_parts():
     """The NaN a non-finite complex matrix inverts to is nan + nanj, as torch's (the fill of
     seed 1328713's fallback gave nan + 0j)."""
@@ -2338,3 +2376,31 @@ def test_complex_inverse_of_a_non_finite_matrix_is_nan_in_both_parts():
     ours, theirs = (str(m.linalg.inv(m.tensor(bad, dtype=m.complex128)).tolist())
                     for m in (gradkit, torch))
     assert ours == theirs
+
+
+_NAN_BATCH = [[[1.0, 0.0], [0.0, 2.0]], [[math.nan, 0.0], [1.0, 2.0]], [[4.0, 0.0], [0.0, 1.0]]]
+_NAN_BATCH_CALLS = {
+    "solve": lambda m, a, b: m.linalg.solve(a, b),
+    "solve_matrix": lambda m, a, b: m.linalg.solve(a, a),
+    # (abs: a complex result's zero imaginary parts are -0.0 in torch, not yet matched)
+    "solve_left_false": lambda m, a, b: m.linalg.solve(a, b[:, None, :], left=False).abs(),
+    "solve_ex": lambda m, a, b: m.linalg.solve_ex(a, b),
+    "inv": lambda m, a, b: m.linalg.inv(a),
+    "inv_ex": lambda m, a, b: m.linalg.inv_ex(a),
+    "inverse_single": lambda m, a, b: m.inverse(a[1]),
+    "solve_single": lambda m, a, b: m.linalg.solve(a[1], b[1]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("call", list(_NAN_BATCH_CALLS))
+def test_solve_and_inverse_of_a_matrix_with_a_nan_are_all_nan(call, dtype):
+    """torch's solve and inverse of a matrix holding a NaN are NaN in every entry (that batch
+    element only), whether or not LAPACK finds a zero pivot; NumPy's getrf pivots past a NaN
+    in first place ([[nan, 0], [1, 2]]) and gradkit's solve gave [nan, 0.5]."""
+    def program(m):
+        a = m.tensor(_NAN_BATCH, dtype=getattr(m, dtype))
+        b = m.tensor([[1.0, 2.0], [3.0, 4.0], [4.0, 1.0]], dtype=getattr(m, dtype))
+        out = _NAN_BATCH_CALLS[call](m, a, b)
+        return str([t.tolist() for t in (out if isinstance(out, tuple) else (out,))])
+    assert program(gradkit) == program(torch)

@@ -2015,8 +2015,10 @@ def test_attention_of_a_nan_query_row_as_torchs_flash_kernel(mask, value_edge):
     """torch's CPU flash kernel weighs every key of a row of NaN scores 0 when no mask is
     given (its running max passes over NaN): 0 @ v, so NaN where a value is not finite,
     where gradkit wrote 0 (breadth seed 1358513); with a mask its max takes the NaN and the
-    row is NaN, where gradkit wrote 0 too. (The gradients of a causal one differ: torch's
-    backward skips the blocks the mask hides, gradkit's are NaN throughout.)"""
+    row is NaN, where gradkit wrote 0 too. A causal one's gradients are torch's too: its
+    backward writes 0 over the weights the mask hides (dv there finite) and their score
+    gradients are 0 * (dP - D) (finite in dk where D is), where gradkit's were NaN
+    throughout."""
     torch = pytest.importorskip("torch")
     nan = math.nan
 
@@ -2036,9 +2038,33 @@ def test_attention_of_a_nan_query_row_as_torchs_flash_kernel(mask, value_edge):
         return [t.detach().numpy() for t in (out, q.grad, k.grad, v.grad)]
     ours, theirs = program(gradkit), program(torch)
     assert str(ours[0].tolist()) == str(theirs[0].tolist())
-    for mine, torchs in zip(ours[1:], theirs[1:]) if mask != "causal" else ():
+    for mine, torchs in zip(ours[1:], theirs[1:]):
         np.testing.assert_allclose(mine, torchs, rtol=1e-12, atol=1e-15)
 
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_causal_attention_gradients_of_non_finite_entries_as_torchs_flash_kernel(seed):
+    """torch's CPU flash kernel with is_causal writes -inf over the hidden scores (a NaN or
+    inf one there plus gradkit's -inf bias was NaN), its backward writes 0 over their weights
+    (dv finite where a NaN row hides a key) and still computes their score gradients,
+    0 * (dP - D): NaN where dP or D is not finite, else 0 (gradkit's were NaN throughout a NaN
+    query row, or 0 where torch's are NaN). Random shapes, one non-finite entry in q, k or v."""
+    rng = np.random.default_rng(seed)
+    length, source, width = (int(n) for n in rng.integers(1, 5, size=3))
+    arrays = [rng.standard_normal((1, 2, n, width)) for n in (length, source, source)]
+    for array in arrays:
+        array[tuple(rng.integers(0, n) for n in array.shape)] = rng.choice(
+            [math.nan, math.inf, -math.inf])
+    up = rng.standard_normal((1, 2, length, width))
+
+    def program(m):
+        q, k, v = (m.tensor(a, requires_grad=True) for a in arrays)
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out.backward(m.tensor(up))
+        return [t.detach().numpy() for t in (out, q.grad, k.grad, v.grad)]
+    for mine, torchs in zip(program(gradkit), program(torch)):
+        np.testing.assert_allclose(mine, torchs, rtol=1e-9, atol=1e-12)
 
 def test_svd_product_of_repeated_singular_values_is_known():
     """Known difference (docs/numerics.md, "up to rounding divide by their"; breadth seed

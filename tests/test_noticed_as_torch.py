@@ -340,6 +340,37 @@ def test_clip_refusals_name_clip_and_misuses_are_invalid_combinations(name):
     same_as_torch(program)
 
 
+_COMPLEX_BOUNDS = {
+    "min": lambda m, f, x: f(x, m.tensor(1j)),
+    "max": lambda m, f, x: f(x, max=m.tensor([1j])),
+    "both": lambda m, f, x: f(x, m.tensor([1j]), m.tensor([2.0])),
+    "int input": lambda m, f, x: f(x.long(), m.tensor(1j)),
+    "beside a number": lambda m, f, x: f(x, 0, m.tensor(1j)),
+    "real beside a number": lambda m, f, x: f(x, 0, m.tensor(1 + 0j)),
+    "in place": lambda m, f, x: f(x.clone(), m.tensor([1j]), m.tensor([2j])),
+    "in place beside a number": lambda m, f, x: f(x.clone(), 0, m.tensor(1j)),
+    "in place float into int": lambda m, f, x: f(m.tensor([1, 2]), m.tensor([0.5, 1.0])),
+}
+
+
+@pytest.mark.parametrize("case", list(_COMPLEX_BOUNDS))
+@pytest.mark.parametrize("name", ["clamp", "clip"])
+def test_clamp_of_a_real_input_by_complex_tensor_bounds_as_torch(name, case):
+    """A complex tensor bound of a real input reaches torch's kernel, which has no complex
+    one: "maximum_cpu"/"minimum_cpu"/"clamp_cpu" (min, max, both) not implemented for
+    ComplexFloat; in place the cast of the result is refused first; a 0-d tensor beside a
+    number is read as a number (c10's overflow for an imaginary part, 1 + 0j as 1). gradkit
+    said "clamp is not supported for complex types" for all (a complex input's message)."""
+    def program(m):
+        with_name = getattr(m, name) if "in place" not in case else \
+            (lambda x, *args, **kwargs: getattr(x, name + "_")(*args, **kwargs))
+        try:
+            return _COMPLEX_BOUNDS[case](m, with_name, m.tensor([0.5, 1.5, -1.0]))
+        except (RuntimeError, NotImplementedError) as error:
+            return type(error).__name__, str(error).replace(m.__name__, "")
+    same_as_torch(program)
+
+
 def _outcome_of(call):
     try:
         return call()

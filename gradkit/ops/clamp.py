@@ -86,9 +86,12 @@ def _check_bounds(min, max):  # noqa: A002
 @op(save=("x", "lo", "hi"), broadcast=True, batchable=True, name="clamp",
     node_name="ClampBackward0")
 def _clamp_tensors(xp, x, lo, hi):
-    # torch's clamp_cpu has no bool kernel; one bound runs maximum/minimum's, which has
-    if lo is not None and hi is not None and result_type(x, lo, hi).kind == "b":
-        raise kernel_error("clamp_cpu")(x)
+    # torch's clamp_cpu has no bool kernel; one bound runs maximum/minimum's, which has. A
+    # complex bound of a real x reaches the kernel: none of the three has a complex one
+    kernel = "maximum_cpu" if hi is None else "minimum_cpu" if lo is None else "clamp_cpu"
+    dtype = result_type(x, lo, hi)
+    if dtype.kind == "c" and x.dtype.kind != "c" or dtype.kind == "b" and kernel == "clamp_cpu":
+        raise kernel_error(kernel)(np.empty(0, dtype))
     return clamped_by_tensors(xp, x, lo, hi)
 
 
@@ -163,20 +166,33 @@ def _named(name: str):
     return tensor_method(inplace=True)(function)
 
 
-def _check_numbers(target, min=None, max=None) -> None:  # noqa: A002
+def _check_numbers(target, min=None, max=None, **_) -> None:  # noqa: A002
+    """The result's cast into the target, checked before the kernel (a complex tensor bound:
+    this error, not the kernel's); the number kernel names the target's C type."""
+    min, max = _read_mixed(min, max)  # noqa: A001
     if target.dtype.kind == "f":
         min, max = number_bound(target, min), number_bound(target, max)  # noqa: A001
-    if not (hasattr(min, "_data") or hasattr(max, "_data")) and (min, max) != (None, None):
-        dtype = result_type(target, min, max)
+    if (min, max) != (None, None):
+        dtype = result_type(target, *(getattr(b, "_data", b) for b in (min, max)))
+        tensors = hasattr(min, "_data") or hasattr(max, "_data")
         if category(dtype) > category(target.dtype):
             raise RuntimeError(f"result type {scalar_type_name(np.empty(0, dtype))} can't be "
-                               f"cast to the desired output type {c_type_name(target)}")
+                               "cast to the desired output type "
+                               f"{scalar_type_name(target) if tensors else c_type_name(target)}")
 
 
+def _read_mixed(min, max):  # noqa: A002 - torch's names
+    """A 0-d tensor beside a number bound is torch's Scalar signature's: its value, which
+    takes no gradient (a complex one for a floating x: its real part or c10's overflow)."""
+    tensors = [hasattr(bound, "_data") for bound in (min, max)]
+    if min is None or max is None or tensors[0] == tensors[1]:
+        return min, max
+    return tuple(b.item() if t else b for b, t in zip((min, max), tensors))
 
 
 def _clamp(input, min, max, by_tensors, by_numbers):  # noqa: A002 - torch's names
     """clamp's work with its two ops (or their in-place forms)."""
+    min, max = _read_mixed(min, max)  # noqa: A001
     min, max = number_bound(input, min), number_bound(input, max)  # noqa: A001
     if hasattr(min, "_data") or hasattr(max, "_data"):
         _check_bounds(min, max)

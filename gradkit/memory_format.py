@@ -195,6 +195,15 @@ def preserved_copy(xp, array, dtype=None):
                              preserved_strides(array.shape, _element_strides(array)))
 
 
+def in_preserved_layout(xp, array, like):
+    """``array`` (of ``like``'s shape) laid out as torch's ``clone()`` of ``like``: itself when
+    it already is, else a copy (an op that writes into torch's clone computes in C order)."""
+    strides = preserved_strides(like.shape, _element_strides(like))
+    if all(n == 1 or a == b for n, a, b in zip(array.shape, _element_strides(array), strides)):
+        return array
+    return copy_with_strides(xp, array, strides)
+
+
 def _element_strides(array) -> tuple[int, ...]:
     return tuple(s // array.itemsize for s in array.strides)
 

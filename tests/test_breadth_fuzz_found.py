@@ -2018,8 +2018,10 @@ def test_attention_of_a_nan_query_row_as_torchs_flash_kernel(mask, value_edge):
     """torch's CPU flash kernel weighs every key of a row of NaN scores 0 when no mask is
     given (its running max passes over NaN): 0 @ v, so NaN where a value is not finite,
     where gradkit wrote 0 (breadth seed 1358513); with a mask its max takes the NaN and the
-    row is NaN, where gradkit wrote 0 too. (The gradients of a causal one differ: torch's
-    backward skips the blocks the mask hides, gradkit's are NaN throughout.)"""
+    row is NaN, where gradkit wrote 0 too. A causal one's gradients are torch's too: its
+    backward writes 0 over the weights the mask hides (dv there finite) and their score
+    gradients are 0 * (dP - D) (finite in dk where D is), where gradkit's were NaN
+    throughout."""
     torch = pytest.importorskip("torch")
     nan = math.nan
 
@@ -2039,9 +2041,33 @@ def test_attention_of_a_nan_query_row_as_torchs_flash_kernel(mask, value_edge):
         return [t.detach().numpy() for t in (out, q.grad, k.grad, v.grad)]
     ours, theirs = program(gradkit), program(torch)
     assert str(ours[0].tolist()) == str(theirs[0].tolist())
-    for mine, torchs in zip(ours[1:], theirs[1:]) if mask != "causal" else ():
+    for mine, torchs in zip(ours[1:], theirs[1:]):
         np.testing.assert_allclose(mine, torchs, rtol=1e-12, atol=1e-15)
 
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_causal_attention_gradients_of_non_finite_entries_as_torchs_flash_kernel(seed):
+    """torch's CPU flash kernel with is_causal writes -inf over the hidden scores (a NaN or
+    inf one there plus gradkit's -inf bias was NaN), its backward writes 0 over their weights
+    (dv finite where a NaN row hides a key) and still computes their score gradients,
+    0 * (dP - D): NaN where dP or D is not finite, else 0 (gradkit's were NaN throughout a NaN
+    query row, or 0 where torch's are NaN). Random shapes, one non-finite entry in q, k or v."""
+    rng = np.random.default_rng(seed)
+    length, source, width = (int(n) for n in rng.integers(1, 5, size=3))
+    arrays = [rng.standard_normal((1, 2, n, width)) for n in (length, source, source)]
+    for array in arrays:
+        array[tuple(rng.integers(0, n) for n in array.shape)] = rng.choice(
+            [math.nan, math.inf, -math.inf])
+    up = rng.standard_normal((1, 2, length, width))
+
+    def program(m):
+        q, k, v = (m.tensor(a, requires_grad=True) for a in arrays)
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out.backward(m.tensor(up))
+        return [t.detach().numpy() for t in (out, q.grad, k.grad, v.grad)]
+    for mine, torchs in zip(program(gradkit), program(torch)):
+        np.testing.assert_allclose(mine, torchs, rtol=1e-9, atol=1e-12)
 
 def test_svd_product_of_repeated_singular_values_is_known():
     """Known difference (docs/numerics.md, "up to rounding divide by their"; breadth seed
@@ -2333,6 +2359,44 @@ def test_out_of_place_scatter_of_a_transposed_input_is_c_contiguous(call):
     assert program(gradkit) == program(torch)
 
 
+
+_INDEX_WRITES = {  # torch's layout of each result: C order, or its clone of x's (preserve)
+    "scatter_reduce": lambda m, x: x.scatter_reduce(1, m.tensor([[0, 1]] * 4), m.ones(4, 2),
+                                                    "sum"),
+    "scatter_reduce_amax": lambda m, x: m.scatter_reduce(
+        x, 0, m.tensor([[0, 1, 2, 3]]), m.ones(1, 4), "amax", include_self=False),
+    "index_copy": lambda m, x: x.index_copy(0, m.tensor([2, 0]), m.ones(2, 4)),
+    "masked_scatter": lambda m, x: m.masked_scatter(x, m.tensor([True, False, True, False]),
+                                                    m.zeros(16)),
+    "index_reduce": lambda m, x: x.index_reduce(0, m.tensor([1, 1]), m.ones(2, 4), "prod"),
+    "index_fill": lambda m, x: x.index_fill(1, m.tensor([1]), -1.0),
+    "index_add": lambda m, x: m.index_add(x, 1, m.tensor([0, 3]), m.ones(4, 2), alpha=2),
+    "index_put": lambda m, x: x.index_put((m.tensor([0, 2]),), m.tensor(1.0)),
+    "put": lambda m, x: x.put(m.tensor([1, 5]), m.tensor([9.0, 8.0]), accumulate=True),
+}
+_LAYOUTS = {
+    "transposed": lambda m: m.arange(16.0).reshape(4, 4).t(),
+    "stepped transposed": lambda m: m.arange(32.0).reshape(4, 8)[:, ::2].t(),
+    "offset transposed": lambda m: m.arange(40.0).reshape(5, 8)[1:, 2:6].t(),
+    "expanded": lambda m: m.arange(4.0).expand(4, 4),
+}
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+@pytest.mark.parametrize("call", list(_INDEX_WRITES))
+def test_out_of_place_index_writes_lay_out_their_results_as_torch(call, layout):
+    """torch's out-of-place scatter_reduce, index_copy, masked_scatter and index_reduce
+    results are C-contiguous; index_fill's, index_put's and put's are its clone of the input
+    (its strides when dense, else dense in their order; an expanded input's C order). gradkit
+    kept the input's layout for the first four (and an expanded input's NumPy order for
+    index_fill), put's was C-contiguous."""
+    def program(m):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # index_reduce's beta warning
+            out = _INDEX_WRITES[call](m, _LAYOUTS[layout](m))
+        return [out.stride(), out.is_contiguous(), out.tolist()]
+    assert program(gradkit) == program(torch)
+
 def test_complex_inverse_of_a_non_finite_matrix_is_nan_in_both_parts():
     """The NaN a non-finite complex matrix inverts to is nan + nanj, as torch's (the fill of
     seed 1328713's fallback gave nan + 0j)."""
@@ -2454,3 +2518,31 @@ def test_matmul_of_batches_with_nothing_to_sum_answers_before_the_dtype_check(sh
         return str([(list(t.shape), str(t.dtype).split(".")[1], t.abs().sum().item())
                     for t in (out, *grads)])
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+_NAN_BATCH = [[[1.0, 0.0], [0.0, 2.0]], [[math.nan, 0.0], [1.0, 2.0]], [[4.0, 0.0], [0.0, 1.0]]]
+_NAN_BATCH_CALLS = {
+    "solve": lambda m, a, b: m.linalg.solve(a, b),
+    "solve_matrix": lambda m, a, b: m.linalg.solve(a, a),
+    # (abs: a complex result's zero imaginary parts are -0.0 in torch, not yet matched)
+    "solve_left_false": lambda m, a, b: m.linalg.solve(a, b[:, None, :], left=False).abs(),
+    "solve_ex": lambda m, a, b: m.linalg.solve_ex(a, b),
+    "inv": lambda m, a, b: m.linalg.inv(a),
+    "inv_ex": lambda m, a, b: m.linalg.inv_ex(a),
+    "inverse_single": lambda m, a, b: m.inverse(a[1]),
+    "solve_single": lambda m, a, b: m.linalg.solve(a[1], b[1]),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("call", list(_NAN_BATCH_CALLS))
+def test_solve_and_inverse_of_a_matrix_with_a_nan_are_all_nan(call, dtype):
+    """torch's solve and inverse of a matrix holding a NaN are NaN in every entry (that batch
+    element only), whether or not LAPACK finds a zero pivot; NumPy's getrf pivots past a NaN
+    in first place ([[nan, 0], [1, 2]]) and gradkit's solve gave [nan, 0.5]."""
+    def program(m):
+        a = m.tensor(_NAN_BATCH, dtype=getattr(m, dtype))
+        b = m.tensor([[1.0, 2.0], [3.0, 4.0], [4.0, 1.0]], dtype=getattr(m, dtype))
+        out = _NAN_BATCH_CALLS[call](m, a, b)
+        return str([t.tolist() for t in (out if isinstance(out, tuple) else (out,))])
+    assert program(gradkit) == program(torch)

@@ -4,6 +4,7 @@ one (``expand``, ``diagonal``...) see later writes into the base, and writes int
 it; ``is_conj()``/``is_neg()`` hold. gradkit's detach and ``.data`` used to copy the computed
 values into a plain tensor, and an expanded conj view was not refreshed (silent stale
 values)."""
+import numpy as np
 import pytest
 from fuzz.known import diff_program
 from fuzz.programs import RandomDrawer, generate
@@ -255,3 +256,51 @@ def test_conj_views_made_and_dropped_leave_no_registry_entry():
     del x, c
     gc.collect()
     assert len(COMPUTED_VIEWS) == before
+
+
+def _imag_of_a_set_conj_view(lib, x):
+    c = x.clone().conj()
+    c.imag = x.real * 3
+    return c.imag + c.real
+
+
+def _imag_of_a_conj_view_added_to(lib, x):
+    c = x.clone().conj()
+    c.imag.add_(x.real * -1)
+    return c.imag * -2
+
+
+_PART_PROGRAMS = {
+    "imag": lambda lib, x: x.imag * -1,
+    "real": lambda lib, x: x.real * -1,
+    "conj_imag": lambda lib, x: x.conj().imag,
+    "conj_real": lambda lib, x: x.conj().real * -1,
+    "conj_conj_imag": lambda lib, x: x.conj().conj().imag,
+    "torch_imag_of_conj": lambda lib, x: lib.imag(x.conj()) * -1,
+    "conj_imag_sliced": lambda lib, x: x.conj().imag[1:],
+    "conj_t_imag": lambda lib, x: x.reshape(2, 2).conj().t().imag * -1,
+    "conj_imag_mul_": lambda lib, x: x.clone().conj().imag.mul_(1) ** 2,
+    "conj_imag_set": _imag_of_a_set_conj_view,
+    "conj_imag_add_": _imag_of_a_conj_view_added_to,
+    "double": lambda lib, x: lib.autograd.grad(
+        (x.conj().imag ** 2).sum(), x, create_graph=True)[0].imag * -1,
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", sorted(_PART_PROGRAMS))
+def test_real_and_imag_gradients_have_torchs_zero_signs(name, dtype):
+    """torch's real/imag select from view_as_real: the backward's other part is +0.0, and of a
+    conjugated view it passes a conj (imag: also its neg view), so that zero is -0.0 (0.0 in
+    x.grad after conj's own backward). gradkit multiplied by 1j (-0.0 for a negative g) and
+    passed no conj: ``x.conj().imag.sum().backward()`` gave 0.0 where torch gives -0.0."""
+    def grad(lib):
+        x = lib.tensor(np.array([1 + 2j, -3 - 0.5j, 0j, -0.0 - 0.0j], dtype=dtype),
+                       requires_grad=True)
+        _PART_PROGRAMS[name](lib, x).sum().backward()
+        g = x.grad.numpy()
+        return g.dtype, np.stack([g.real, g.imag])
+    (ours_dtype, ours), (theirs_dtype, theirs) = grad(gradkit), grad(torch)
+    assert ours_dtype == theirs_dtype
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))

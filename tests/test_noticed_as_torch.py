@@ -321,6 +321,56 @@ def test_clamp_in_place_and_method_bounds_as_torch():
     same_as_torch(program)
 
 
+@pytest.mark.parametrize("name", ["clamp", "clip"])
+def test_clip_refusals_name_clip_and_misuses_are_invalid_combinations(name):
+    """torch's clip, ``x.clip`` and ``x.clip_`` are parsed under their own name: their errors
+    say clip (gradkit's clip was clamp, whose errors said clamp); an unknown keyword, a fourth
+    argument, no input or a list input is the "invalid combination" (gradkit's was Python's
+    TypeError of a helper, or an AttributeError). No bounds, a complex input and min > max
+    were already torch's."""
+    def program(m):
+        x, f = m.tensor([0.5, 1.5, -1.0]), getattr(m, name)
+        method, in_place = getattr(x, name), getattr(x.clone(), name + "_")
+        return [_outcome_of(call) for call in (
+            lambda: f(x, "a"), lambda: method("a"), lambda: in_place("a"),
+            lambda: f(x, min="a"), lambda: method(min=[1]), lambda: f(x, None, "b"),
+            lambda: f(x, [1.0]), lambda: f(x, mn=1), lambda: method(mn=1),
+            lambda: f(x, 0, 1, 2), lambda: f(), lambda: f([1.0], 0, 1), lambda: f(x, 2, 1),
+            lambda: in_place(m.zeros(1), 1))]
+    same_as_torch(program)
+
+
+_COMPLEX_BOUNDS = {
+    "min": lambda m, f, x: f(x, m.tensor(1j)),
+    "max": lambda m, f, x: f(x, max=m.tensor([1j])),
+    "both": lambda m, f, x: f(x, m.tensor([1j]), m.tensor([2.0])),
+    "int input": lambda m, f, x: f(x.long(), m.tensor(1j)),
+    "beside a number": lambda m, f, x: f(x, 0, m.tensor(1j)),
+    "real beside a number": lambda m, f, x: f(x, 0, m.tensor(1 + 0j)),
+    "in place": lambda m, f, x: f(x.clone(), m.tensor([1j]), m.tensor([2j])),
+    "in place beside a number": lambda m, f, x: f(x.clone(), 0, m.tensor(1j)),
+    "in place float into int": lambda m, f, x: f(m.tensor([1, 2]), m.tensor([0.5, 1.0])),
+}
+
+
+@pytest.mark.parametrize("case", list(_COMPLEX_BOUNDS))
+@pytest.mark.parametrize("name", ["clamp", "clip"])
+def test_clamp_of_a_real_input_by_complex_tensor_bounds_as_torch(name, case):
+    """A complex tensor bound of a real input reaches torch's kernel, which has no complex
+    one: "maximum_cpu"/"minimum_cpu"/"clamp_cpu" (min, max, both) not implemented for
+    ComplexFloat; in place the cast of the result is refused first; a 0-d tensor beside a
+    number is read as a number (c10's overflow for an imaginary part, 1 + 0j as 1). gradkit
+    said "clamp is not supported for complex types" for all (a complex input's message)."""
+    def program(m):
+        with_name = getattr(m, name) if "in place" not in case else \
+            (lambda x, *args, **kwargs: getattr(x, name + "_")(*args, **kwargs))
+        try:
+            return _COMPLEX_BOUNDS[case](m, with_name, m.tensor([0.5, 1.5, -1.0]))
+        except (RuntimeError, NotImplementedError) as error:
+            return type(error).__name__, str(error).replace(m.__name__, "")
+    same_as_torch(program)
+
+
 def _outcome_of(call):
     try:
         return call()

@@ -20,7 +20,7 @@ from gradkit.ops.binary_math import (  # noqa: F401
     addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp, logaddexp2, xlogy)
 from gradkit.ops.binary_breadth import (  # noqa: F401
     copysign, float_power, fmax, fmin, gcd, heaviside, lcm, ldexp, nextafter, rsub)
-from gradkit.ops.clamp import clamp  # noqa: F401
+from gradkit.ops.clamp import clamp, clip  # noqa: F401
 from gradkit.ops.complex import conj, conj_physical, imag, real  # noqa: F401
 from gradkit.ops.conversion import astype, clone, copy_from, fill, to_device, zeros_like_op  # noqa: F401
 from gradkit.ops.einsum import einsum  # noqa: F401 - the function, not the module
@@ -119,7 +119,6 @@ from gradkit.ops.consecutive import unique_consecutive  # noqa: F401
 from gradkit.ops.index_reduce import index_reduce  # noqa: F401
 from gradkit.ops import python_map as _python_map  # noqa: F401 - Tensor.apply_, map_
 
-clip = clamp
 absolute = abs
 negative = neg
 multiply = mul

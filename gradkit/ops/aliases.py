@@ -7,7 +7,6 @@ import warnings
 from gradkit._tensor import Tensor
 from gradkit.int_arguments import invalid_combination
 from gradkit.ops.arithmetic import div, mul, neg, sub
-from gradkit.ops.clamp import clamp
 from gradkit.ops.comparison import bitwise_not, ge, gt, le, logical_xor, lt, ne
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import acos, asin, atan
@@ -98,7 +97,7 @@ _METHOD_ALIASES = {
     "absolute": (abs, True), "arccos": (acos, False), "arcsin": (asin, False),
     "arctan": (atan, False), "divide": (div, True),
     "multiply": (mul, True), "subtract": (sub, True), "negative": (neg, True),
-    "clip": (clamp, True), "fix": (trunc, True), "greater": (gt, False),
+    "fix": (trunc, True), "greater": (gt, False),
     "greater_equal": (ge, False), "less": (lt, False), "less_equal": (le, False),
     "not_equal": (ne, False), "logical_xor": (logical_xor, False),
     "bitwise_not": (bitwise_not, False), "vdot": (vdot, False), "ger": (outer, False),

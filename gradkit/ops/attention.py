@@ -17,6 +17,7 @@ from gradkit.ops._op import op
 from gradkit.ops.arithmetic import add, mul
 from gradkit.ops.conversion import astype, in_suggested_format
 from gradkit.ops.conv import fold as fold_windows, unfold as unfold_windows
+from gradkit.ops.elementwise import exp
 from gradkit.ops.half_scalar import HALF
 from gradkit.ops.layers import dropout
 from gradkit.ops.linalg import matmul
@@ -104,22 +105,74 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
         scores = add(scores, attn_mask)
     bias = _bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], query._data.dtype)
     scores = add(scores, _constant(query, bias))
-    # a row whose scores are all -inf (masked, or -inf values: breadth seed 19417) weighs 0,
-    # as torch's safe softmax
-    weights = _safe_softmax(scores, dim=-1)
+    hidden = _constant(query, bias == -math.inf) if flash and is_causal else None
+    if hidden is not None:
+        scores = _causal_fill(scores, hidden, value=-math.inf)
+    # (with a mask, the kernel's running max takes a NaN score: the row is softmax's NaN)
+    unmatched = _unmatched_rows(_host(scores)) if flash and attn_mask is None else None
+    unmatched = None if unmatched is None or not unmatched.any() else _constant(query, unmatched)
+    weights = _weights(scores, unmatched, hidden)
     if dropout_p > 0.0:  # torch's math backend: dropout of the weights (one mask, kept for
         weights = dropout(weights, dropout_p, True)  # the backward by the graph)
     out = matmul(weights, value)
-    # (with a mask, the kernel's running max takes a NaN score: the row is softmax's NaN)
-    unmatched = _unmatched_rows(_host(scores)) if flash and attn_mask is None else None
-    if unmatched is not None and unmatched.any():
-        # torch's flash kernel weighs every key of a row of NaN scores (a NaN query) 0: the
-        # row is 0 @ v, 0 but NaN where a value is not finite (breadth seed 1358513); its
-        # backward recomputes NaN weights: NaN gradients throughout (strided seed 73352)
-        with np.errstate(invalid="ignore"):
-            nothing = (_host(value) * 0).sum(axis=-2, keepdims=True)
-        out = where(_constant(query, unmatched), _constant(query, nothing), out)
+    if unmatched is not None:
+        out = where(unmatched, _unmatched_rows_out(scores, value, unmatched), out)
     return out
+
+
+@op(save=("scores", "value", "rows", "result"),
+    node_name="ScaledDotProductFlashAttentionForCpuBackward0")
+def _unmatched_rows_out(xp, scores, value, rows):
+    """The output rows torch's flash kernel gives rows of NaN scores (a NaN query): it weighs
+    every key 0, so 0 @ v, 0 but NaN where a value is not finite (breadth seed 1358513)."""
+    with np.errstate(invalid="ignore"):
+        nothing = (value * 0).sum(axis=-2, keepdims=True)
+    return xp.broadcast_to(nothing, scores.shape[:-1] + value.shape[-1:]).copy()
+
+
+def _recomputed_weights(scores, rows):
+    """The weights torch's flash backward recomputes for such rows: exp(score - logsumexp)
+    with logsumexp 0 (NaN, and 0 where the causal fill hid a key); none elsewhere."""
+    return where(rows, exp(scores), 0.0)
+
+
+def _unmatched_scores_grad(g, scores, value, rows, out):
+    """torch's dS = P * (dP - D), D = rowsum(dO * O): NaN where P is, and at the hidden keys
+    0 * (dP - D), NaN where a value (so D) is not finite."""
+    p = _recomputed_weights(scores, rows)
+    d = sum_along(g * out, -1, True)
+    return where(rows, p * (matmul(g, transpose(value, -2, -1)) - d), 0.0)
+
+
+_unmatched_rows_out.defvjp(
+    _unmatched_scores_grad,
+    lambda g, scores, value, rows, out: matmul(
+        transpose(_recomputed_weights(scores, rows), -2, -1), g),
+    None)
+
+
+@op(batchable=True, node_name="MaskedFillBackward0")
+def _causal_fill(xp, x, hidden, *, value):
+    """torch's flash kernel writes ``value`` where the causal mask hides a key: -inf over the
+    scores (a NaN or inf score there plus the -inf bias was NaN), 0 over the weights its
+    backward recomputes (a NaN row's too); it still computes their gradients, 0 * (dP - D),
+    NaN where dP or D is not finite: they pass through."""
+    return xp.where(hidden, x.dtype.type(value), x)
+
+
+_causal_fill.defvjp(lambda g, value: g, None)
+_causal_fill.defjvp(lambda t, value: t, None)
+
+
+def _weights(scores, unmatched, hidden):
+    """The attention weights: safe softmax of the scores (a row of -inf scores, masked or
+    -inf values, weighs 0: breadth seed 19417); with ``hidden`` (causal) 0 where the mask
+    hides a key, as torch's flash backward recomputes them. Rows of NaN scores
+    (``unmatched``) are _unmatched_rows_out's: here a softmax of zeros, not taken (the
+    softmax of NaN would send NaN back from its saved NaN)."""
+    weights = _safe_softmax(scores if unmatched is None else where(unmatched, 0.0, scores),
+                            dim=-1)
+    return weights if hidden is None else _causal_fill(weights, hidden, value=0.0)
 
 
 def _grouped(query, key, value):

@@ -16,7 +16,7 @@ from gradkit.ops.conversion import fitted
 from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.piecewise import defmask, where
 from gradkit.ops.unary import unary
-from gradkit.ops.methods import register, tensor_method
+from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, category, result_type
 from gradkit.ops.unary_helpers import (
     CLAMP_COMPLEX, c_type_name, kernel_error, reject_complex, scalar_type_name)
@@ -86,9 +86,12 @@ def _check_bounds(min, max):  # noqa: A002
 @op(save=("x", "lo", "hi"), broadcast=True, batchable=True, name="clamp",
     node_name="ClampBackward0")
 def _clamp_tensors(xp, x, lo, hi):
-    # torch's clamp_cpu has no bool kernel; one bound runs maximum/minimum's, which has
-    if lo is not None and hi is not None and result_type(x, lo, hi).kind == "b":
-        raise kernel_error("clamp_cpu")(x)
+    # torch's clamp_cpu has no bool kernel; one bound runs maximum/minimum's, which has. A
+    # complex bound of a real x reaches the kernel: none of the three has a complex one
+    kernel = "maximum_cpu" if hi is None else "minimum_cpu" if lo is None else "clamp_cpu"
+    dtype = result_type(x, lo, hi)
+    if dtype.kind == "c" and x.dtype.kind != "c" or dtype.kind == "b" and kernel == "clamp_cpu":
+        raise kernel_error(kernel)(np.empty(0, dtype))
     return clamped_by_tensors(xp, x, lo, hi)
 
 
@@ -121,9 +124,13 @@ _clamp_tensors.defjvp(lambda t, x, lo, hi: where(_inside(x, lo, hi), t, 0.0),
                       lambda t, x, lo, hi: where(_above_max(x, lo, hi), t, 0.0))
 
 
-def _clamp_signature(input, min=None, max=None) -> bool:  # noqa: A002 - torch's names
-    """Whether one of torch's clamp signatures takes the bounds: numbers (a 0-d tensor reads
-    as one) or tensors, not a str nor a tensor beside a number (clamp.Tensor's bounds)."""
+def _clamp_signature(input=None, min=None, max=None, *more, **unknown) -> bool:  # noqa: A002
+    """Whether one of torch's clamp signatures takes the arguments: a tensor, then bounds that
+    are numbers (a 0-d tensor reads as one) or tensors, not a str nor a tensor beside a number
+    (clamp.Tensor's bounds); no other argument (``out=`` passes on, to Python's error)."""
+    tensor = isinstance(getattr(input, "_data", input), np.ndarray)
+    if more or not tensor or unknown.keys() - {"out"}:
+        return False
     bounds = [bound for bound in (min, max) if bound is not None]
     if not all(type(python_number(b)) in PY_SCALARS or hasattr(b, "_data") for b in bounds):
         return False
@@ -131,21 +138,61 @@ def _clamp_signature(input, min=None, max=None) -> bool:  # noqa: A002 - torch's
     return len(tensors) in (0, len(bounds)) or all(reads_as_number(t) for t in tensors)
 
 
-@tensor_method(("clamp", "clip"), inplace=True)
-@number_parameters("clamp", True, signature=_clamp_signature)
-def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
-    """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
-    return _clamp(input, min, max, _clamp_tensors, _clamp_numbers)
+def _named(name: str):
+    """clamp as torch parses it under ``name`` (clamp, or its alias clip, whose errors say
+    clip), with its in-place form (``x.clip_``) and that form's checks."""
+    @number_parameters(name, True, signature=_clamp_signature)
+    def function(input, min=None, max=None):  # noqa: A002 - torch's names
+        """Limit x to [min, max]; the bounds may be numbers or (broadcasting) tensors."""
+        return _clamp(input, min, max, _clamp_tensors, _clamp_numbers)
+
+    @number_parameters(name + "_", True, signature=_clamp_signature)
+    def in_place(input, min=None, max=None):  # noqa: A002 - torch's names
+        """As ``x.clamp_(...)`` runs it: its event named as torch's, clamp_."""
+        return _clamp(input, min, max, in_place_form(_clamp_tensors),
+                      in_place_form(_clamp_numbers))
+
+    def check_in_place(target, *args, **kwargs) -> None:
+        """torch's structured kernel names the target's C type when the result cannot be
+        written into it ("... to the desired output type bool"); a complex bound of a floating
+        target is read first (its real part, or c10's overflow error). Bounds no signature
+        takes are its "invalid combination" (the method's listing: no self)."""
+        if not _clamp_signature(target, *args, **kwargs):
+            raise invalid_combination(name + "_", args, kwargs)
+        _check_numbers(target, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name
+    function.check_in_place, function.in_place = check_in_place, in_place
+    return tensor_method(inplace=True)(function)
 
 
-@number_parameters("clamp_", True, signature=_clamp_signature)
-def _clamp_in_place(input, min=None, max=None):  # noqa: A002 - torch's names
-    """clamp as ``x.clamp_(...)`` runs it: its event named as torch's, clamp_."""
-    return _clamp(input, min, max, in_place_form(_clamp_tensors), in_place_form(_clamp_numbers))
+def _check_numbers(target, min=None, max=None, **_) -> None:  # noqa: A002
+    """The result's cast into the target, checked before the kernel (a complex tensor bound:
+    this error, not the kernel's); the number kernel names the target's C type."""
+    min, max = _read_mixed(min, max)  # noqa: A001
+    if target.dtype.kind == "f":
+        min, max = number_bound(target, min), number_bound(target, max)  # noqa: A001
+    if (min, max) != (None, None):
+        dtype = result_type(target, *(getattr(b, "_data", b) for b in (min, max)))
+        tensors = hasattr(min, "_data") or hasattr(max, "_data")
+        if category(dtype) > category(target.dtype):
+            raise RuntimeError(f"result type {scalar_type_name(np.empty(0, dtype))} can't be "
+                               "cast to the desired output type "
+                               f"{scalar_type_name(target) if tensors else c_type_name(target)}")
+
+
+def _read_mixed(min, max):  # noqa: A002 - torch's names
+    """A 0-d tensor beside a number bound is torch's Scalar signature's: its value, which
+    takes no gradient (a complex one for a floating x: its real part or c10's overflow)."""
+    tensors = [hasattr(bound, "_data") for bound in (min, max)]
+    if min is None or max is None or tensors[0] == tensors[1]:
+        return min, max
+    return tuple(b.item() if t else b for b, t in zip((min, max), tensors))
 
 
 def _clamp(input, min, max, by_tensors, by_numbers):  # noqa: A002 - torch's names
     """clamp's work with its two ops (or their in-place forms)."""
+    min, max = _read_mixed(min, max)  # noqa: A001
     min, max = number_bound(input, min), number_bound(input, max)  # noqa: A001
     if hasattr(min, "_data") or hasattr(max, "_data"):
         _check_bounds(min, max)
@@ -153,26 +200,4 @@ def _clamp(input, min, max, by_tensors, by_numbers):  # noqa: A002 - torch's nam
     return by_numbers(input, min, max)
 
 
-def _check_in_place(target, *args, **kwargs) -> None:
-    """x.clamp_(numbers): torch's structured kernel names the target's C type when the
-    result cannot be written into it ("... to the desired output type bool"); a complex
-    bound of a floating target is read first (its real part, or c10's overflow error). Bounds
-    no signature takes are its "invalid combination" (the method's listing: no self)."""
-    if not _clamp_signature(target, *args, **kwargs):
-        raise invalid_combination("clamp_", args, kwargs)
-    _check_numbers(target, *args, **kwargs)
-
-
-def _check_numbers(target, min=None, max=None) -> None:  # noqa: A002
-    if target.dtype.kind == "f":
-        min, max = number_bound(target, min), number_bound(target, max)  # noqa: A001
-    if not (hasattr(min, "_data") or hasattr(max, "_data")) and (min, max) != (None, None):
-        dtype = result_type(target, min, max)
-        if category(dtype) > category(target.dtype):
-            raise RuntimeError(f"result type {scalar_type_name(np.empty(0, dtype))} can't be "
-                               f"cast to the desired output type {c_type_name(target)}")
-
-
-clamp.check_in_place = _check_in_place
-clamp.in_place = _clamp_in_place
-register(clamp, "clip", False, inplace=True)  # x.clip_(...)
+clamp, clip = _named("clamp"), _named("clip")

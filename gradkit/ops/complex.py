@@ -133,7 +133,7 @@ def is_negative_view(x) -> bool:
 
 
 @op(linear=True, batchable=True, view=True)
-def _real(xp, x):
+def _real(xp, x, _of_conj=False):
     return _part(xp, x, xp.real(x))
 
 
@@ -149,44 +149,41 @@ def _part(xp, x, part):
     return xp.lib.stride_tricks.as_strided(part, strides=tuple(reversed(strides)))
 
 
-_real.defvjp(lambda g: _to_complex(g))
-_real.defjvp(lambda t: real(t))
-_real.node_name = "RealBackward0"
-
-
 @op(linear=True, batchable=True, view=True)
-def _imag(xp, x):
+def _imag(xp, x, _of_conj=False):
     return _part(xp, x, xp.imag(x))
 
 
-_imag.defvjp(lambda g: _to_complex(g) * 1j)
-_imag.defjvp(lambda t: imag(t))
+@op(linear=True, batchable=True)
+def _into_part(xp, g, _imag=False, _of_conj=False):
+    """torch's real/imag are selects of view_as_real, whose backward puts g in one part and a
+    zero in the other; of a conjugated view (``_of_conj``) it goes on through a conj (and for
+    imag the neg of its neg view): that zero is -0.0."""
+    out = xp.empty(g.shape, xp.result_type(g.dtype, xp.complex64))
+    out.real, out.imag = (-0.0 if _of_conj else 0.0, g) if _imag else (g, -0.0 if _of_conj else 0.0)
+    return out
+
+
+_into_part.defvjp(lambda g, _imag, _of_conj: imag(g) if _imag else real(g))
+_into_part.defjvp(lambda t, _imag, _of_conj: _into_part(t, _imag=_imag, _of_conj=_of_conj))
+_real.defvjp(lambda g, _of_conj: _into_part(g, _of_conj=_of_conj))
+_real.defjvp(lambda t, _of_conj: real(t))
+_real.node_name = "RealBackward0"
+_imag.defvjp(lambda g, _of_conj: _into_part(g, _imag=True, _of_conj=_of_conj))
+_imag.defjvp(lambda t, _of_conj: imag(t))
 _imag.node_name = "ImagBackward0"
-
-
-@op(batchable=True)
-def _to_complex_op(xp, x):
-    return x.astype(xp.result_type(x.dtype, xp.complex64))
-
-
-_to_complex_op.defvjp(lambda g: real(g))
-_to_complex_op.defjvp(lambda t: _to_complex_op(t))
-
-
-def _to_complex(g):
-    return _to_complex_op(g)
 
 
 def real(input):
     """Real part (the tensor itself when it is real)."""
-    return _real(input) if _is_complex(input) else input
+    return _real(input, _of_conj=is_conjugated_view(input)) if _is_complex(input) else input
 
 
 def imag(input):
     """Imaginary part; torch refuses it for real tensors, and so do we."""
     if not _is_complex(input):
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return _imag(input)
+    return _imag(input, _of_conj=is_conjugated_view(input))
 
 
 def _is_complex(x) -> bool:

@@ -10,6 +10,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
 from gradkit.creation import zeros
+from gradkit.memory_format import in_preserved_layout, preserved_copy
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._dispatch_general import broadcast_shape
 from gradkit.ops._op import op
@@ -79,7 +80,7 @@ def masked_scatter(xp, x, mask, source):
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
                            f"got{scalar_type_name(x)} and {scalar_type_name(source)}")
     shape = broadcast_shape(mask.shape, x.shape)
-    out = xp.array(xp.broadcast_to(x, shape))
+    out = xp.array(xp.broadcast_to(x, shape), order="C")  # torch's: C order, as index_copy's
     where = xp.broadcast_to(mask, shape)
     count = int(where.sum())
     if source.size < count:
@@ -164,7 +165,7 @@ def put(xp, x, index, source, accumulate=False):
         xp.add.at(flat, index.reshape(-1), source.reshape(-1))
     else:
         flat[index.reshape(-1)] = source.reshape(-1)
-    return out
+    return in_preserved_layout(xp, out, x)  # torch's result is its clone of x, written
 
 
 def _put_kept(g, x_shape, index, source_shape, accumulate):
@@ -334,7 +335,7 @@ def index_copy(xp, x, dim, index, source):
     """x with ``source`` written at ``index`` along ``dim``."""
     dim = dim_among_inputs("index_copy", dim, x.ndim)
     _check_index_copy(x, dim, index, source)
-    out, source = _as_vector(xp, xp.array(x), source)
+    out, source = _as_vector(xp, xp.array(x, order="C"), source)
     out[_dim_key(dim, index, x.ndim)] = source
     return out.reshape(x.shape)
 
@@ -359,7 +360,7 @@ def index_fill(xp, x, dim, index, value):
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
     refuse_outside(index, x.shape[dim] if x.ndim else 1, dim, IndexError, negative_ok=True)
-    out = xp.array(x).reshape(x.shape or (1,))
+    out = preserved_copy(xp, x).reshape(x.shape or (1,))  # torch's clone of x
     if x.dtype.kind != "c" and _is_complex(value):
         raise RuntimeError("index_fill_(): Converting complex Scalar to non-complex type is not "
                            "supported")

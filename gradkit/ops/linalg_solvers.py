@@ -99,7 +99,7 @@ def inv(xp, x):
     """The inverse of each square matrix in the last two dims of x."""
     check_matrices("linalg.inv", x, half=low_precision("linalg.inv"))
     try:
-        return xp.linalg.inv(x)
+        return _nan_matrices(xp, x, xp.linalg.inv(x), 2)
     except np.linalg.LinAlgError:
         infinite = ~xp.isfinite(x).all(axis=(-2, -1))
         if not infinite.any() or _first_singular(x)[1] is not None:
@@ -144,7 +144,7 @@ def _solve(xp, a, b):
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"AX = B ({a.shape[-2]}x{a.shape[-1]} and {rows}x{cols})")
     try:
-        return _solve_arrays(xp, a, b, vector)
+        return _nan_matrices(xp, a, _solve_arrays(xp, a, b, vector), 1 if vector else 2)
     except np.linalg.LinAlgError:
         index, pivot = _first_singular(a)
         if pivot is not None:
@@ -164,6 +164,18 @@ def _nan_where(xp, a, bad, compute, trailing: int):
     their results NaN, as MKL's LAPACK gives where NumPy's stops; ``trailing``: the result's
     dims after the batch."""
     out = compute(xp.where(bad[..., None, None], xp.eye(a.shape[-1], dtype=a.dtype), a))
+    return _nan_where_bad(xp, bad, out, trailing)
+
+
+def _nan_matrices(xp, a, out, trailing: int):
+    """``out`` NaN for every matrix of ``a`` holding a NaN: torch's (MKL's) inverse and solve
+    of one are all NaN, where NumPy's LAPACK leaves some entries finite when no pivot is
+    zero (a NaN pivot: ``[[nan, 0], [1, 2]]`` solves to ``[nan, 0.5]``)."""
+    bad = xp.isnan(a).any(axis=(-2, -1))
+    return _nan_where_bad(xp, bad, out, trailing) if bad.any() else out
+
+
+def _nan_where_bad(xp, bad, out, trailing: int):
     return xp.where(bad.reshape(bad.shape + (1,) * trailing), nan_of(out.dtype), out)
 
 

@@ -67,11 +67,11 @@ def _scatter_reduce(xp, x, dim, index, src, reduce=None, *, include_self=True):
     if x.ndim == 0:  # torch reads 0-d tensors as one element
         x, index, src = x.reshape(1), index.reshape(-1), src.reshape(-1)
     _check(x, dim, index, src, reduce)
-    if index.size == 0:
-        return xp.array(x).reshape(shape)
+    if index.size == 0:  # (torch's result is C-contiguous whatever x's layout)
+        return xp.array(x, order="C").reshape(shape)
     # torch accumulates half precision in float32 and rounds once at the end
     work = xp.float32 if x.dtype == xp.float16 else x.dtype
-    out = x.astype(work)  # a copy
+    out = x.astype(work, order="C")  # a copy
     key = _along_axis_key(xp, index, dim)
     values = _src_block(src, index).astype(work)
     if reduce in ("amax", "amin"):

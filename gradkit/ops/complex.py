@@ -159,9 +159,22 @@ def _imag(xp, x):
     return _part(xp, x, xp.imag(x))
 
 
-_imag.defvjp(lambda g: _to_complex(g) * 1j)
+_imag.defvjp(lambda g: _as_imaginary(g))
 _imag.defjvp(lambda t: imag(t))
 _imag.node_name = "ImagBackward0"
+
+
+@op(batchable=True)
+def _as_imaginary(xp, g):
+    """0 + g i: torch's imag backward keeps the real part 0 where g is NaN or inf (g times 1j
+    would make it 0 * NaN)."""
+    out = xp.zeros(g.shape, xp.result_type(g.dtype, xp.complex64))
+    out.imag = g
+    return out
+
+
+_as_imaginary.defvjp(lambda gg: imag(gg))
+_as_imaginary.defjvp(lambda t: _as_imaginary(t))
 
 
 @op(batchable=True)

@@ -243,7 +243,7 @@ def _mse_grad(g, x, y, reduction):
         if reduction == "mean" else 2.0
     if reduction != "none":  # a scalar loss: its gradient (or a batch of them) meets every element
         g = expand_back(g, tuple(diff.shape), None, False)
-    return g * diff * scale
+    return diff * scale * g  # torch's norm * (x - y) * grad: an inf 2 (x - y) times a 0 g is NaN
 
 
 _mse.defvjp(lambda g, x, y, reduction: _mse_grad(g, x, y, reduction),

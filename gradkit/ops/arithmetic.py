@@ -162,8 +162,19 @@ div = _Division(_true_quotient, name="div", save=("x", "y"), broadcast=True, bat
 
 div.defvjp(lambda g, x, y: g / conj(y),
            lambda g, x, y: -g * conj(x / y / y))
-div.defjvp(lambda t, x, y: t / y,
-           lambda t, x, y: -t * (x / y) / y)
+
+
+def _div_jvp(tangents, x, y):
+    """torch's (t_x - t_y x / y) / y, one division of the difference: at x = inf, y = 0 it is
+    (1 - inf) / 0 = -inf where two quotients would give inf - inf = NaN."""
+    t_x, t_y = tangents
+    if t_y is None:
+        return t_x / y
+    product = t_y * (x / y)
+    return (-product if t_x is None else t_x - product) / y
+
+
+div.defjvp_all(_div_jvp)
 
 
 @op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True,

@@ -184,7 +184,7 @@ def _norm_jvp(t, x, norm, ord, dim, keepdim, dtype):  # noqa: A002
         return zeros_like(norm)
     reduced = axes(dim, x.ndim)
     with np.errstate(divide="ignore", invalid="ignore"):
-        if ord < 1:
+        if -math.inf < ord < 1:
             slope = where(x == 0, 0.0, pow(abs(x), ord - 1)) * real(conj(sgn(x)) * t)
             return sum(slope, reduced, keepdim) * pow(norm, 1 - ord)
         if 1 < ord < math.inf:

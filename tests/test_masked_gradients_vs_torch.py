@@ -77,9 +77,16 @@ for _eps in (None, 0.1, 0.0):  # torch's logit kernel at -0.0 differs by loop to
 for _n in (0, 1, 2):
     case(f"polygamma {_n}", np.array(POINTS + [-3.0, -1.0, -2.0]))(
         lambda m, x, n=_n: m.polygamma(n, x))
+case("prelu", np.array(FINITE_OR_INF).reshape(1, -1), np.array([0.25]))(
+    lambda m, x, w: m.nn.functional.prelu(x, w))
+case("glu", np.array(FINITE_OR_INF + FINITE_OR_INF[::-1]))(lambda m, x: m.nn.functional.glu(x))
 case("threshold", np.array(FINITE_OR_INF))(lambda m, x: m.nn.functional.threshold(x, 0.5, -1.0))
 case("clamp", X)(lambda m, x: m.clamp(x, -1.0, 1.0))
 case("clamp_min", X)(lambda m, x: m.clamp_min(x, 0.5))
+case("clamp by tensors", A, B, B + 1)(lambda m, x, lo, hi: m.clamp(x, lo, hi))
+case("clamp by a min tensor", A, B)(lambda m, x, lo: m.clamp(x, lo))
+case("clamp_min by a tensor", A, B)(lambda m, x, lo: m.clamp_min(x, lo))
+case("clamp_max by a tensor", A, B)(lambda m, x, hi: m.clamp_max(x, hi))
 case("masked_fill", X)(lambda m, x: x.masked_fill(x > 0, 2.0))
 case("where", A, B)(lambda m, x, y: m.where(x > 0, x, y))
 for _name in ("xlogy", "atan2", "hypot", "div", "pow", "fmod", "remainder", "copysign", "mul",

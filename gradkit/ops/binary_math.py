@@ -11,6 +11,7 @@ from gradkit.number_arguments import number_argument, numbers_reader, scalar_as
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
+from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
@@ -59,10 +60,9 @@ atan2.defvjp(lambda g, x, y: g * y * _atan2_scale(x, y),
 def _atan2_jvp(tangents, x, y):
     """torch's (-x t_y + y t_x) / (x² + y²): unlike the backward, the origin's 0 / 0 stays NaN."""
     t_x, t_y = tangents
-    terms = [term for term in (None if t_y is None else neg(x) * t_y,
-                               None if t_x is None else y * t_x) if term is not None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (terms[0] if len(terms) == 1 else terms[0] + terms[1]) / (x * x + y * y)
+        return sum_of_defined(None if t_y is None else neg(x) * t_y,
+                              None if t_x is None else y * t_x) / (x * x + y * y)
 
 
 atan2.defjvp_all(_atan2_jvp)

@@ -98,6 +98,8 @@ case("complex div", Z, Z[::-1].copy())(lambda m, x, y: x / y)
 case("lerp", A, B)(lambda m, x, y: m.lerp(x, y, 0.5))
 case("lerp by tensor", A, B, np.resize([0.0, 0.25, 0.5, 1.0, -1.0, 2.0], A.size))(
     lambda m, x, y, w: m.lerp(x, y, w))
+case("addcdiv", A, B, A[::-1].copy())(lambda m, x, a, b: m.addcdiv(x, a, b, value=0.5))
+case("addcmul", A, B, A[::-1].copy())(lambda m, x, a, b: m.addcmul(x, a, b, value=0.5))
 case("xlogy of 0", X)(lambda m, y: m.xlogy(0.0, y))
 for _e in (0.0, 0.5, 1.0, 2.0, -1.0, 3.0, inf, nan):
     case(f"x ** {_e}", X)(lambda m, x, e=_e: m.pow(x, e))

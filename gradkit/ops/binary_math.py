@@ -321,5 +321,7 @@ addcdiv.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(value / t2),
                lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
 addcdiv.numbers = _complex_kept(numbers_reader("addcdiv", value=(None, "input")))
-addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * value / t2,
-               lambda t, t1, t2, value: -t * value * t1 / (t2 * t2))
+# torch's tangent: t_x + t_1 / t2 * value - t_2 * (t1 / t2) / t2 * value (no t2², which
+# underflows to 0 for a tiny t2 and overflows for a huge one)
+addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t / t2 * value,
+               lambda t, t1, t2, value: -(t * (t1 / t2) / t2 * value))

@@ -132,6 +132,10 @@ for _reduction in ("none", "mean", "sum"):
 for _name in ("smooth_l1_loss", "huber_loss", "l1_loss"):
     case(_name, A, B)(lambda m, x, y, name=_name: getattr(m.nn.functional, name)(
         x, y, reduction="none"))
+for _reduction in ("none", "mean", "sum"):  # torch skips an ignored target's row (an inf there)
+    case(f"nll_loss ignore_index {_reduction}", ROWS[2:6].copy())(
+        lambda m, x, r=_reduction: m.nn.functional.nll_loss(
+            x, m.tensor([1, 2, 0, 2]), ignore_index=2, reduction=r))
 case("binary_cross_entropy_with_logits", X, np.resize([0.0, 1.0, 0.5], X.size))(
     lambda m, x, t: m.nn.functional.binary_cross_entropy_with_logits(x, t, reduction="none"))
 

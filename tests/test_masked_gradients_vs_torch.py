@@ -95,6 +95,7 @@ for _name in ("xlogy", "atan2", "hypot", "div", "pow", "fmod", "remainder", "cop
     case(_name, A, B)(lambda m, x, y, path=_name.split("."): _attr(m, path)(x, y))
 case("div rounding_mode=None", A, B)(lambda m, x, y: m.div(x, y, rounding_mode=None))
 case("complex div", Z, Z[::-1].copy())(lambda m, x, y: x / y)
+case("complex mul", Z, Z[::-1].copy())(lambda m, x, y: x * y)
 case("polar", np.abs(A), B, modes=("vjp", "jvp"))(  # 1e308: second derivatives overflow
     lambda m, r, theta: m.polar(r, theta))
 case("lerp", A, B)(lambda m, x, y: m.lerp(x, y, 0.5))

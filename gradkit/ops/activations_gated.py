@@ -13,7 +13,8 @@ from gradkit.number_arguments import number_argument, scalar_for
 from gradkit.ops._op import op
 from gradkit.ops.activations import sigmoid
 from gradkit.ops.grad_edges import (
-    LEAKY_RELU_EXTRA, call_or_write, gradient_edge, in_place_variant, negative_slope_message)
+    LEAKY_RELU_EXTRA, call_or_write, gradient_edge, in_place_variant, negative_slope_message,
+    sum_of_defined)
 from gradkit.ops.joining import cat
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import where, zeros_like
@@ -37,10 +38,11 @@ def _glu_halves(x, dim):
 
 
 def _glu_jvp(t, x, dim):
+    """torch's glu_jvp kernel, ta s + glu (tb - s tb): inf tangents at an inf glu give NaN."""
     a, b = _glu_halves(x, dim)
     ta, tb = _glu_halves(t, dim)
     s = sigmoid(b)
-    return ta * s + a * s * (1 - s) * tb
+    return ta * s + a * s * (tb - s * tb)
 
 
 @op(save=("g", "x"), node_name="GluBackwardBackward0")
@@ -119,9 +121,8 @@ def _prelu_double_backward(grads, g, x, weight):
     if gg_x is None and gg_weight is None:  # no gradient came (gradcheck's undefined check)
         return None, None, None
     positive = x >= 0
-    terms = [t for t in (gg_x if gg_x is None else gg_x * weight,
-                         gg_weight if gg_weight is None else gg_weight * x) if t is not None]
-    negative = terms[0] if len(terms) == 1 else terms[0] + terms[1]
+    negative = sum_of_defined(gg_x if gg_x is None else gg_x * weight,
+                              gg_weight if gg_weight is None else gg_weight * x)
     return (where(positive, 0.0 if gg_x is None else gg_x, negative),
             zeros_like(x) if gg_weight is None else where(positive, 0.0, g * gg_weight),
             zeros_like(g) if gg_x is None else where(positive, 0.0, g * gg_x))
@@ -137,8 +138,18 @@ def _prelu_backward_jvp(tangents, g, x, weight):
 _prelu_kernel_backward.defvjp_all(_prelu_double_backward)
 _prelu_kernel_backward.defjvp_all(_prelu_backward_jvp)
 _prelu_kernel.defvjp_all(lambda g, x, weight: _prelu_kernel_backward(g, x, weight))
-_prelu_kernel.defjvp(lambda t, x, weight: where(x > 0, t, weight * t),
-                     lambda t, x, weight: where(x > 0, 0.0, x * t))
+
+
+def _prelu_jvp(tangents, x, weight):
+    """torch's where(x >= 0, t_x, weight t_x + t_weight x): x = 0 takes t_x (its backward
+    takes weight g there), a missing tangent's term left out."""
+    t_x, t_weight = tangents
+    return where(x >= 0, 0.0 if t_x is None else t_x,
+                 sum_of_defined(None if t_x is None else weight * t_x,
+                                None if t_weight is None else t_weight * x))
+
+
+_prelu_kernel.defjvp_all(_prelu_jvp)
 
 
 @tensor_method()

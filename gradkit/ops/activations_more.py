@@ -170,8 +170,16 @@ def _hardswish(xp, x):
         return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
 
 
-# torch's hardswish_backward: 0 up to -3 (included), x / 3 + 1/2 below 3, 1 from 3 (and at NaN)
-_hardswish.defderivative(lambda x: where(x <= -3, 0.0, where(x < 3, x / 3 + 0.5, 1.0)))
+def _hardswish_backward(g, x):
+    """torch's hardswish_backward: 0 up to -3 (included), g (x / 3 + 1/2) below 3, g from 3
+    (and at NaN); the 0 replaces the product, so a NaN or inf g there gives 0 (its jvp,
+    auto_element_wise, the same with the tangent)."""
+    return where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))
+
+
+_hardswish.defvjp(_hardswish_backward)
+_hardswish.defjvp(_hardswish_backward)
+_hardswish.batchable = True
 
 
 def hardswish(input, inplace: bool = False):

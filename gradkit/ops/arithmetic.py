@@ -119,8 +119,18 @@ def mul(xp, x, y):
 
 mul.defvjp(lambda g, x, y: g * conj(y),
            lambda g, x, y: g * conj(x))
-mul.defjvp(lambda t, x, y: t * y,
-           lambda t, x, y: x * t)
+
+
+def _mul_jvp(tangents, x, y):
+    """torch's t_y x + t_x y, in that order: its complex add multiplies the second term by
+    alpha = 1 + 0j, which makes NaN parts of an inf one (the engine's sum would put it first)."""
+    t_x, t_y = tangents
+    if t_x is None or t_y is None:
+        return t_x * y if t_y is None else x * t_y
+    return t_y * x + t_x * y
+
+
+mul.defjvp_all(_mul_jvp)
 
 
 class _Division(Op):
@@ -162,8 +172,19 @@ div = _Division(_true_quotient, name="div", save=("x", "y"), broadcast=True, bat
 
 div.defvjp(lambda g, x, y: g / conj(y),
            lambda g, x, y: -g * conj(x / y / y))
-div.defjvp(lambda t, x, y: t / y,
-           lambda t, x, y: -t * (x / y) / y)
+
+
+def _div_jvp(tangents, x, y):
+    """torch's (t_x - t_y x / y) / y, one division of the difference: at x = inf, y = 0 it is
+    (1 - inf) / 0 = -inf where two quotients would give inf - inf = NaN."""
+    t_x, t_y = tangents
+    if t_y is None:
+        return t_x / y
+    product = t_y * (x / y)
+    return (-product if t_x is None else t_x - product) / y
+
+
+div.defjvp_all(_div_jvp)
 
 
 @op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True,

@@ -64,9 +64,10 @@ copysign.node_name_rule = lambda params, inputs: (
     f"CopysignBackward{1 if type(inputs[1]) in PY_SCALARS else 0}")
 
 
-def _nan_ignoring(name: str, pick, wins):
+def _nan_ignoring(name: str, pick, wins, wins_tangent):
     """fmax/fmin: the NaN-ignoring pick of x and y; x wins at ties (0.0 and -0.0 too) and
-    where y is NaN, and takes the whole gradient there (torch's masks)."""
+    where y is NaN, and takes the whole gradient there (torch's masks). The tangent is torch's
+    t_y + mask (t_x - t_y), a missing one 0 (an inf tangent gives NaN; fmax's mask is x > y)."""
     def forward(xp, x, y):
         _require_tensors(name, x, y)
         if x.dtype.kind == "c" or y.dtype.kind == "c":  # before promotion (uint16 and complex)
@@ -80,13 +81,16 @@ def _nan_ignoring(name: str, pick, wins):
     declared = op(save=("x", "y"), broadcast=True, batchable=True, method=True)(forward)
     declared.defvjp(lambda g, x, y: where(wins(x, y) | isnan(y), g, 0.0),
                     lambda g, x, y: where(wins(x, y) | isnan(y), 0.0, g))
-    declared.defjvp(lambda t, x, y: where(wins(x, y) | isnan(y), t, 0.0),
-                    lambda t, x, y: where(wins(x, y) | isnan(y), 0.0, t))
+
+    def jvp(tangents, x, y):
+        t_x, t_y = (0.0 if t is None else t for t in tangents)
+        return t_y + (wins_tangent(x, y) | isnan(y)) * (t_x - t_y)
+    declared.defjvp_all(jvp)
     return declared
 
 
-fmax = _nan_ignoring("fmax", "maximum", lambda x, y: x >= y)
-fmin = _nan_ignoring("fmin", "minimum", lambda x, y: x <= y)
+fmax = _nan_ignoring("fmax", "maximum", lambda x, y: x >= y, lambda x, y: x > y)
+fmin = _nan_ignoring("fmin", "minimum", lambda x, y: x <= y, lambda x, y: x <= y)
 
 
 def _heaviside(xp, x, values):

@@ -11,6 +11,7 @@ from gradkit.number_arguments import number_argument, numbers_reader, scalar_as
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
+from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
@@ -54,8 +55,17 @@ def _atan2_scale(x, y):
 # neg: torch's error for a bool x ("Negation, the `-` operator, on a bool tensor ...")
 atan2.defvjp(lambda g, x, y: g * y * _atan2_scale(x, y),
              lambda g, x, y: g * neg(x) * _atan2_scale(x, y))
-atan2.defjvp(lambda t, x, y: t * y * _atan2_scale(x, y),
-             lambda t, x, y: t * neg(x) * _atan2_scale(x, y))
+
+
+def _atan2_jvp(tangents, x, y):
+    """torch's (-x t_y + y t_x) / (x² + y²): unlike the backward, the origin's 0 / 0 stays NaN."""
+    t_x, t_y = tangents
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return sum_of_defined(None if t_y is None else neg(x) * t_y,
+                              None if t_x is None else y * t_x) / (x * x + y * y)
+
+
+atan2.defjvp_all(_atan2_jvp)
 register(atan2, "arctan2", False, inplace=True)  # x.arctan2_(y), torch's alias
 arctan2 = atan2
 
@@ -227,8 +237,22 @@ def _conj_value(v):
 lerp.defvjp(lambda g, x, y, weight: g * _conj_value(1 - weight),
             lambda g, x, y, weight: g * _conj_value(weight),
             lambda g, x, y, weight: g * conj(y - x))
-lerp.defjvp(lambda t, x, y, weight: t * (1 - weight), lambda t, x, y, weight: t * weight,
-            lambda t, x, y, weight: t * (y - x))
+
+
+def _lerp_jvp(tangents, x, y, weight):
+    """torch's lerp(t_x, t_y, weight) + t_weight (y - x), a missing tangent 0: an inf t_x
+    with a finite t_y gives inf - inf = NaN there, as torch's."""
+    t_x, t_y, t_weight = tangents
+    out = None
+    if t_x is not None or t_y is not None:
+        out = lerp(zeros_like(x) if t_x is None else t_x, zeros_like(y) if t_y is None else t_y,
+                   weight)
+    if t_weight is not None:
+        out = t_weight * (y - x) if out is None else out + t_weight * (y - x)
+    return out
+
+
+lerp.defjvp_all(_lerp_jvp)
 
 
 def _fused_operands(xp, kernel: str, x, t1, t2, value):
@@ -297,5 +321,7 @@ addcdiv.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(value / t2),
                lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
 addcdiv.numbers = _complex_kept(numbers_reader("addcdiv", value=(None, "input")))
-addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t * value / t2,
-               lambda t, t1, t2, value: -t * value * t1 / (t2 * t2))
+# torch's tangent: t_x + t_1 / t2 * value - t_2 * (t1 / t2) / t2 * value (no t2², which
+# underflows to 0 for a tiny t2 and overflows for a huge one)
+addcdiv.defjvp(lambda t, t1, t2, value: t, lambda t, t1, t2, value: t / t2 * value,
+               lambda t, t1, t2, value: -(t * (t1 / t2) / t2 * value))

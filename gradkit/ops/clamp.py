@@ -119,9 +119,18 @@ _clamp_tensors.defvjp(lambda g, x, lo, hi: where(_inside(x, lo, hi), g, 0.0),
                       lambda g, x, lo, hi: where(_below_min(x, lo, hi), g, 0.0),
                       lambda g, x, lo, hi: where(_above_max(x, lo, hi), g, 0.0))
 _clamp_tensors.number_edges = True  # torch's clamp.Tensor: an absent bound keeps its edge
-_clamp_tensors.defjvp(lambda t, x, lo, hi: where(_inside(x, lo, hi), t, 0.0),
-                      lambda t, x, lo, hi: where(_below_min(x, lo, hi), t, 0.0),
-                      lambda t, x, lo, hi: where(_above_max(x, lo, hi), t, 0.0))
+
+
+def _clamp_jvp(tangents, x, lo, hi):
+    """torch's clamp_jvp, a select among the tangents (a missing one 0): x's unless x is below
+    min or above max, so a NaN bound passes x's tangent (the backward gives x none there)."""
+    t_x, t_lo, t_hi = (0.0 if t is None else t for t in tangents)
+    if lo is not None and hi is not None:
+        return where(lo > hi, t_hi, where(x < lo, t_lo, where(x > hi, t_hi, t_x)))
+    return where(x > lo, t_x, t_lo) if hi is None else where(x < hi, t_x, t_hi)
+
+
+_clamp_tensors.defjvp_all(_clamp_jvp)
 
 
 def _clamp_signature(input=None, min=None, max=None, *more, **unknown) -> bool:  # noqa: A002

@@ -166,6 +166,9 @@ def _rsqrt_vjp(g, out):
 
 
 rsqrt.defvjp(_rsqrt_vjp)
+# torch's auto_element_wise: the backward of the tangent's conjugate, conjugated: (-0.5 t) out³,
+# -0.5 multiplied as a complex number (an inf tangent gives NaN parts, as torch's)
+rsqrt.defjvp(lambda t, out: conj(_rsqrt_vjp(conj(t), out)))
 
 
 @unary(method=True, inplace=True)

@@ -46,6 +46,16 @@ reads_input.defjvp(lambda t, x, _node: t, lambda t, x, _node: zeros_like(t))
 reads_input.node_name_rule = lambda params, arrays: params["_node"]
 
 
+def sum_of_defined(*terms):
+    """The sum of the terms that are not None (at least one is): torch's formulas drop the
+    terms of an undefined tangent or gradient, where a 0 would make 0 * inf = NaN."""
+    defined = [term for term in terms if term is not None]
+    total = defined[0]
+    for term in defined[1:]:
+        total = total + term
+    return total
+
+
 def backward_of(node_name: str) -> str:
     """The name of torch's node of the backward of the node ``node_name``
     (``MaxPool2DWithIndicesBackward0`` -> ``MaxPool2DWithIndicesBackwardBackward0``)."""

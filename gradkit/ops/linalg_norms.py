@@ -177,15 +177,20 @@ vector_norm.defvjp(lambda g, x, norm, ord, dim, keepdim, dtype: None if ord == 0
 
 
 def _norm_jvp(t, x, norm, ord, dim, keepdim, dtype):  # noqa: A002
-    """The slope's inner product with t; past order 2, torch's norm_jvp: the sum divided by
-    norm^(p-1), then masked where the norm is 0, so that the gradient of the tangent there
-    is 0 / 0 = NaN as torch's (the tangent has no limit at 0: no derivative)."""
+    """The slope's inner product with t in torch's norm_jvp order: the elements' sum first, then
+    its scale by the norm, masked where the norm is 0 after the product with t (a NaN or inf
+    tangent there gives 0; the gradient of the tangent there is 0 / 0 = NaN, as torch's)."""
     if ord == 0:
         return zeros_like(norm)
     reduced = axes(dim, x.ndim)
-    if 2 < ord < math.inf:
-        slope = sum(real(conj(x * pow(abs(x), ord - 2)) * t), reduced, keepdim)
-        with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if -math.inf < ord < 1:
+            slope = where(x == 0, 0.0, pow(abs(x), ord - 1)) * real(conj(sgn(x)) * t)
+            return sum(slope, reduced, keepdim) * pow(norm, 1 - ord)
+        if 1 < ord < math.inf:
+            power = pow(abs(x), ord - 2)  # below 2, torch zeros its inf at x = 0 first
+            slope = sum(real(conj(x * (where(x == 0, 0.0, power) if ord < 2 else power)) * t),
+                        reduced, keepdim)
             return where(norm == 0, 0.0, slope / pow(norm, ord - 1))
     return sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t), reduced, keepdim)
 

@@ -81,8 +81,8 @@ def _nll(xp, x, target, weight, class_dim=1, reduction="mean", ignore_index=-100
     weights, safe = _target_weights(xp, target, weight, ignore_index, x.dtype)
     picked = xp.take_along_axis(x, xp.expand_dims(safe, class_dim), class_dim)
     picked = xp.squeeze(picked, class_dim) * weights
-    # torch's unbatched kernel accumulates 0 - x[t] * w: +0, not -0, at a zero log-probability
-    loss = 0.0 - picked if x.ndim == 1 else -picked
+    # torch's kernels: 0 - x[t] w unbatched (+0 at a 0 log-prob); 0 at an ignored target, x inf too
+    loss = xp.where(target != ignore_index, 0.0 - picked if x.ndim == 1 else -picked, 0.0)
     if reduction == "mean":
         return loss.sum() / weights.sum()
     return loss.sum() if reduction == "sum" else loss
@@ -106,7 +106,7 @@ def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
     if reduction == "mean":  # torch writes only the targets it reads: an ignored one stays 0
         with np.errstate(divide="ignore", invalid="ignore"):  # (all ignored: 0 / 0; NumPy's only)
             weights = xp.where(target != ignore_index, weights / weights.sum(), 0)
-    rows = unsqueeze(g * -weights, class_dim)
+    rows = unsqueeze(where(target != ignore_index, g * -weights, 0.0), class_dim)  # NaN g too
     grad = scatter_into_zeros(rows, xp.expand_dims(safe, class_dim), shape=tuple(x_shape),
                               dim=class_dim)
     # torch's NllLossBackwardBackward0: a zero derivative in x, whose edge a second backward
@@ -243,7 +243,7 @@ def _mse_grad(g, x, y, reduction):
         if reduction == "mean" else 2.0
     if reduction != "none":  # a scalar loss: its gradient (or a batch of them) meets every element
         g = expand_back(g, tuple(diff.shape), None, False)
-    return g * diff * scale
+    return diff * scale * g  # torch's norm * (x - y) * grad: an inf 2 (x - y) times a 0 g is NaN
 
 
 _mse.defvjp(lambda g, x, y, reduction: _mse_grad(g, x, y, reduction),

@@ -6,6 +6,7 @@ import math
 from gradkit.backend import get_default_dtype
 from gradkit.ops._op import op
 from gradkit.ops.complex import _is_complex, conj, real
+from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.complex_build import check_parts, complex_, from_parts
 from gradkit.ops.elementwise import cos, sin
 from gradkit.ops.piecewise import sgn, where, zeros_like
@@ -28,7 +29,7 @@ def _angle_backward(g, x):
     as torch's: the second derivative there is NaN, as torch's."""
     if not _is_complex(x):
         return zeros_like(g)  # g's shape: a batched gradient keeps its leading dim
-    return where(x == 0, 0.0, g * (1j * x / (x * conj(x))))
+    return where(x == 0, 0.0, g * x / (x * conj(x)) * 1j)  # torch's order: inf g gives NaN
 
 
 angle.defvjp(_angle_backward)
@@ -45,5 +46,16 @@ def polar(xp, abs, angle):  # noqa: A002 - torch's argument names
 # torch's polar_backward: d result / d abs is its phase, d result / d angle is i result
 polar.defvjp(lambda g, abs, angle, result: real(conj(g) * sgn(result)),
              lambda g, abs, angle, result: real(conj(g) * (result * 1j)))
-polar.defjvp(lambda t, abs, angle, result: complex_(t * cos(angle), t * sin(angle)),
-             lambda t, abs, angle, result: complex_(-t * abs * sin(angle), t * abs * cos(angle)))
+
+
+def _polar_jvp(tangents, abs, angle, result):  # noqa: A002
+    """torch's complex(t_abs cos - t_angle abs sin, t_abs sin + t_angle abs cos): the parts
+    summed as reals (a sum of two complex tangents would add inf + nan j parts)."""
+    t_abs, t_angle = tangents
+    on_abs = (None, None) if t_abs is None else (t_abs * cos(angle), t_abs * sin(angle))
+    on_angle = (None, None) if t_angle is None else (
+        -(t_angle * abs * sin(angle)), t_angle * abs * cos(angle))
+    return complex_(sum_of_defined(on_abs[0], on_angle[0]), sum_of_defined(on_abs[1], on_angle[1]))
+
+
+polar.defjvp_all(_polar_jvp)

@@ -61,7 +61,8 @@ def _rounded(rule):
 
 
 div_rounding.defvjp(*map(_rounded, div.vjps))
-div_rounding.defjvp(*map(_rounded, div.jvps))
+# torch's div.Tensor_mode tangent is two quotients, t_x / y - t_y (x / y) / y, not div's one
+div_rounding.defjvp(*map(_rounded, (lambda t, x, y: t / y, lambda t, x, y: -t * (x / y) / y)))
 # the rules read what div's read (torch's formula is the same for every mode): self is saved
 # only for other's gradient, other only for self's
 div_rounding.saves_read = div.saves_read

@@ -57,10 +57,11 @@ nansum.numbers = ints_reader("nansum", dim=(1, "int[1]?"), keepdim=(2, "bool"),
                              dtype=(None, "ScalarType?"))
 
 
-# torch: the gradient spread back times "not NaN" (a product: an infinite gradient gives NaN)
+# torch: the gradient spread back times "not NaN" (a product: an infinite gradient gives NaN);
+# its jvp selects instead, and sums: a NaN tangent at a number gives NaN, an inf one at a NaN 0
 nansum.defvjp(lambda g, x, dim, keepdim, dtype: expand_back(g, x.shape, dim, keepdim)
               * logical_not(isnan(x)))
-nansum.defjvp(lambda t, x, dim, keepdim, dtype: nansum(t * logical_not(isnan(x)), dim, keepdim))
+nansum.defjvp(lambda t, x, dim, keepdim, dtype: sum(where(isnan(x), 0.0, t), dim, keepdim))
 
 
 @tensor_method()

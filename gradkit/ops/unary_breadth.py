@@ -106,8 +106,11 @@ def _tensor_bound_op(name: str, lower: bool, node: str):
     beyond = (lambda x, b: x < b) if lower else (lambda x, b: x > b)
     declared.defvjp(lambda g, x, b: where(inside(x, b), g, 0.0),
                     lambda g, x, b: where(beyond(x, b), g, 0.0))
-    declared.defjvp(lambda t, x, b: where(inside(x, b), t, 0.0),
-                    lambda t, x, b: where(beyond(x, b), t, 0.0))
+
+    def jvp(tangents, x, b):  # torch's where(x >= min, t_x, t_min): a NaN side takes t_min
+        t_x, t_bound = (0.0 if t is None else t for t in tangents)
+        return where(inside(x, b), t_x, t_bound)
+    declared.defjvp_all(jvp)
     return declared
 
 

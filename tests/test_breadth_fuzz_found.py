@@ -2546,3 +2546,17 @@ def test_solve_and_inverse_of_a_matrix_with_a_nan_are_all_nan(call, dtype):
         out = _NAN_BATCH_CALLS[call](m, a, b)
         return str([t.tolist() for t in (out if isinstance(out, tuple) else (out,))])
     assert program(gradkit) == program(torch)
+
+
+def test_hardswish_second_derivative_outside_its_ramp_ignores_the_gradient():
+    """torch's derivative of hardswish_backward in x is where(-3 < x < 3, grad * g / 3, 0):
+    a NaN or inf g outside the ramp gives 0; gradkit's product of the masked zero with g gave
+    NaN (breadth seed 1502911: triplet_margin_loss of hardswish, NaN in its first gradient)."""
+    def program(m):
+        x = m.tensor([-4.0, -3.0, -1.0, 0.0, 3.0, 5.0, math.nan, math.inf, -math.inf],
+                     dtype=m.float64, requires_grad=True)
+        g = m.tensor([math.nan, 1, 2, math.inf, 1, math.nan, 2, 3, math.nan], dtype=m.float64,
+                     requires_grad=True)
+        gx, = m.autograd.grad(m.nn.functional.hardswish(x), x, g, create_graph=True)
+        return m.cat([gx, *m.autograd.grad(gx.sum(), [x, g])])
+    assert str(_outcome(lambda: program(gradkit))) == str(_outcome(lambda: program(torch)))

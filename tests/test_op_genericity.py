@@ -509,6 +509,11 @@ FIRST_ORDER_ONLY.add("linalg_ldl")
 # attention below 4 dims: torch's math backend and its _safe_softmax (ops/attention.py)
 SAMPLES["safe_softmax"] = (lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
                            lambda: (R(2, 3), R(4, 3), R(4, 3)))
+# the 4-D (flash) path: causal, with a query row of NaN scores (log of a negative)
+SAMPLES["flash_causal"] = (lambda q, k, v: F.scaled_dot_product_attention(
+    G.cat([q[..., :1, :], q[..., 1:2, :] + (q[..., 1:2, :].detach().abs() + 1).neg().log(),
+           q[..., 2:, :]], -2), k, v,
+    is_causal=True), lambda: (R(1, 1, 3, 2), R(1, 1, 3, 2), R(1, 1, 3, 2)))
 # lane texp12: unique along a dim, slices with NaN (torch's std::sort replayed) and without
 SAMPLES["unique_dim"] = (lambda x: (
     G.unique(x.detach().round(), dim=0, return_inverse=True, return_counts=True),

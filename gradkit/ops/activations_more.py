@@ -173,8 +173,11 @@ def _hardswish(xp, x):
 def _hardswish_backward(g, x):
     """torch's hardswish_backward: 0 up to -3 (included), g (x / 3 + 1/2) below 3, g from 3
     (and at NaN); the 0 replaces the product, so a NaN or inf g there gives 0 (its jvp,
-    auto_element_wise, the same with the tangent)."""
-    return where(x <= -3, 0.0, where(x < 3, g * (x / 3 + 0.5), g))
+    auto_element_wise, the same with the tangent). Its derivative in x, g / 3 inside (-3, 3),
+    is 0 outside whatever g is, as torch's where over grad * grad_output / 3: the product
+    reads g only inside."""
+    inside = where((x > -3) & (x < 3), g, 0.0)
+    return where(x <= -3, 0.0, where(x < 3, inside * (x / 3 + 0.5), g))
 
 
 _hardswish.defvjp(_hardswish_backward)

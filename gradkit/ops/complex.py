@@ -160,7 +160,8 @@ def _into_part(xp, g, _imag=False, _of_conj=False):
     zero in the other; of a conjugated view (``_of_conj``) it goes on through a conj (and for
     imag the neg of its neg view): that zero is -0.0."""
     out = xp.empty(g.shape, xp.result_type(g.dtype, xp.complex64))
-    out.real, out.imag = (-0.0 if _of_conj else 0.0, g) if _imag else (g, -0.0 if _of_conj else 0.0)
+    zero = -0.0 if _of_conj else 0.0
+    xp.real(out)[...], xp.imag(out)[...] = (zero, g) if _imag else (g, zero)
     return out
 
 

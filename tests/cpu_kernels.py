@@ -22,18 +22,18 @@ def numpy_log_of_a_negative_sets_the_sign_bit() -> bool:
         return bool(np.signbit(np.log(np.array([-0.5, 2.0])))[0])
 
 
-def mkl_runs_avx512_kernels() -> bool:
-    """Whether torch's MKL runs its AVX-512 LAPACK and BLAS kernels here: they round and sign
-    zeros otherwise than its AVX2 ones (CI's CPUs), so a fuzz program that differs from
+def torch_runs_avx512_kernels() -> bool:
+    """Whether torch runs its AVX-512 kernels here (its MKL's too): they round, sign zeros and
+    order sums otherwise than its AVX2 ones (CI's CPUs), so a program that differs from
     gradkit by an AVX2 kernel's exact zero, signed zero or repeated eigenvalue may agree here,
-    or differ by another documented rounding."""
+    or differ by another documented rounding, and a sum bit-exact there is an ulp off here."""
     return torch.backends.cpu.get_cpu_capability().startswith("AVX512")
 
 
 def assert_lapack_known(problems: list, known: str | None, entry: str) -> None:
     """A program pinned on MKL's AVX2 kernels differs as the documented ``entry`` says; with
     its AVX-512 kernels it may agree, or differ by another documented entry, never silently."""
-    if mkl_runs_avx512_kernels():
+    if torch_runs_avx512_kernels():
         assert not problems or known is not None, problems[0]
     else:
         assert problems and known is not None and known.startswith(entry), (problems, known)

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from cpu_kernels import assert_lapack_known, mkl_runs_avx512_kernels
+from cpu_kernels import assert_lapack_known, torch_runs_avx512_kernels
 from fuzz.known import diff_program, known_difference
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from fuzz.runner import run
@@ -764,7 +764,7 @@ def test_phase_check_of_gradients_through_a_repeated_eigenvalue_is_known():
                                        "align_corners": True}),
         Step("l_eig_pairs", (4,), {"n": 3})), False, 1086692, backward=True)
     problems, known = diff_program(program)
-    assert mkl_runs_avx512_kernels() or problems[0].startswith(
+    assert torch_runs_avx512_kernels() or problems[0].startswith(
         "extra error: gradkit raised ('backward'")
     assert_lapack_known(problems, known, "eig's eigenvectors of a repeated eigenvalue")
 
@@ -1642,7 +1642,7 @@ def test_second_derivative_of_a_singular_complex_det_divides_by_a_lapack_zero():
     backward, which divides by the singular values: at an exact 0 it is NaN in both (here
     [[1, 1], [1, 1]]); at [[a, b], [a, b]] OpenBLAS leaves an exact 0 where MKL leaves 9e-8,
     so NaN here and finite in torch: a documented LAPACK zero (breadth seed 1183277)."""
-    for m in (gradkit, torch) if not mkl_runs_avx512_kernels() else (gradkit,):
+    for m in (gradkit, torch) if not torch_runs_avx512_kernels() else (gradkit,):
         assert np.isnan(_second_derivative_of_a_singular_complex_det(m, [1, 1])).all()
     problems, known = diff_program(generate(RandomDrawer(1183277), "breadth"))
     assert_lapack_known(problems, known, "a derivative infinite at 0 of an entry a LAPACK "
@@ -1712,7 +1712,7 @@ def test_solve_triangular_subtracts_a_negative_zero_product(left, upper, unitria
         x = m.linalg.solve_triangular(a, b.mT if left else b, upper=upper, left=left,
                                       unitriangular=unitriangular)
         return [math.copysign(1, v) for v in x.flatten().tolist()]
-    if mkl_runs_avx512_kernels():  # its AVX-512 trsm keeps -0.0 - 0 * -0.0 = -0.0 in places
+    if torch_runs_avx512_kernels():  # its AVX-512 trsm keeps -0.0 - 0 * -0.0 = -0.0 in places
         pytest.skip("pins the sign of a zero MKL's AVX2 trsm leaves (CI's CPUs)")
     assert program(gradkit) == program(torch)
 
@@ -2077,7 +2077,7 @@ def test_svd_product_of_repeated_singular_values_is_known():
         Step("fft_hfft2", (0,), {"s": (5, 4), "dim": (-2, -1), "norm": "ortho"}),
         Step("b_svd_prod", (1,), {"n": 6})), False, 1369393)
     problems, known = diff_program(program)
-    assert mkl_runs_avx512_kernels() or problems[0].startswith("grads[0]")
+    assert torch_runs_avx512_kernels() or problems[0].startswith("grads[0]")
     assert_lapack_known(problems, known, "gradients of eig (eigh, svd) where eigenvalues "
                                          "(singular values) repeat up to rounding")
 

@@ -62,6 +62,7 @@ def test_real_and_finite_products_keep_numpys_kernel():
 
 
 torch = pytest.importorskip("torch")
+from cpu_kernels import torch_runs_avx512_kernels  # noqa: E402
 from fuzz.complex_special import (  # noqa: E402
     GRID, PRODUCTS, _operand, scan_elementwise, scan_product, BINARY, UNARY)
 
@@ -75,6 +76,9 @@ FOLLOWED = ["dot", "vdot", "matmul_1d", "einsum_dot", "inner", "outer", "mv", "v
 @pytest.mark.parametrize("name", FOLLOWED)
 def test_products_at_special_values_match_torch(name, dtype):
     """Values and gradients of each pair of the grid's slice (169 pairs), part by part."""
+    if name == "matmul_batched" and torch_runs_avx512_kernels():
+        pytest.skip("pins MKL's AVX2 batched complex gemm (CI's CPUs): its AVX-512 one gives "
+                    "NaN where that one gives an infinity")
     found = scan_product(name, dtype, grads=True, size=2, grid=SLICE)
     assert found == [], found[:3]
 
@@ -86,6 +90,9 @@ def test_products_at_special_values_match_torch(name, dtype):
 def test_products_of_other_sizes_match_torch(name, shapes, dtype):
     """The rules on both sides of MKL's size thresholds, one special first entry at a time
     (MKL's blocked gemm scales some entries at the end of a row: Known)."""
+    if shapes == ((5, 3), (3, 20)) and torch_runs_avx512_kernels():
+        pytest.skip("pins MKL's AVX2 blocked complex gemm (CI's CPUs); its AVX-512 one gives "
+                    "other infinities and NaNs at this size")
     fn = PRODUCTS[name][1]
     for special in (complex(INF, 0), complex(0, -INF), complex(NAN, 1), complex(-INF, INF)):
         for side in (0, 1):

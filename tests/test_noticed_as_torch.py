@@ -141,7 +141,10 @@ def test_vector_norm_of_a_fractional_order_adds_in_torchs_order(dtype, ord):  # 
         return [m.linalg.vector_norm(y, ord=ord, dim=dim, keepdim=keepdim)
                 for y in (x, x.permute(2, 0, 1), x[:, :1])
                 for dim, keepdim in ((None, False), (1, True), ((0, 2), False), (-1, False))]
-    same_as_torch(program, rtol=0, atol=0)
+    from cpu_kernels import torch_runs_avx512_kernels  # (it needs torch, as this test)
+    # torch's AVX-512 loop adds in another order: there the sums agree to rounding only
+    exact = not torch_runs_avx512_kernels()
+    same_as_torch(program, rtol=0 if exact else 1e-3 if dtype == "float16" else 1e-5, atol=0)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])

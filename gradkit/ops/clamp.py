@@ -137,8 +137,8 @@ def _clamp_signature(input=None, min=None, max=None, *more, **unknown) -> bool: 
     """Whether one of torch's clamp signatures takes the arguments: a tensor, then bounds that
     are numbers (a 0-d tensor reads as one) or tensors, not a str nor a tensor beside a number
     (clamp.Tensor's bounds); no other argument (``out=`` passes on, to Python's error)."""
-    tensor = hasattr(input, "_data") or hasattr(input, "dtype") and hasattr(
-        input, "shape") and not isinstance(input, np.generic)  # (an in-place target: any array)
+    # any array (an in-place target, a rule's NumPy scalar): only numbers, lists and the like
+    tensor = hasattr(input, "_data") or hasattr(input, "dtype") and hasattr(input, "shape")
     if more or not tensor or unknown.keys() - {"out"}:
         return False
     bounds = [bound for bound in (min, max) if bound is not None]

@@ -4399,3 +4399,17 @@ def test_cov_without_degrees_of_freedom_of_complex_noise_is_known():
     mine, theirs = run(program, gradkit), run(program, torch)
     theirs.values[1] = theirs.values[1] + 1
     assert not _cov_of_noise_over_zero(program, mine, theirs)
+
+
+def test_add_with_an_infinite_alpha_of_rounding_noise_is_known():
+    """Known (docs/numerics.md, "`add(x, y, alpha=inf)` of a `y`"; strided seed 176727): the
+    imaginary parts of a complex cov's diagonal are rounding noise of either sign, so
+    x + inf * y is inf of that sign; a finite alpha keeps them within the tolerance."""
+    program = generate(RandomDrawer(176727), "strided_breadth")
+    assert any(s.op == "b_add_alpha" and s.params["s"] == math.inf for s in program.steps)
+    problems, known = diff_program(program)
+    assert not problems or known == \
+        "a step that turns a rounding difference of its input into another number"
+    finite = dataclasses.replace(program, steps=tuple(
+        s._replace(params={"s": 2.0}) if s.op == "b_add_alpha" else s for s in program.steps))
+    assert diff_program(finite)[0] == []

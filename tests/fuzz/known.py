@@ -775,7 +775,9 @@ def _gradients_through_a_pole(program, mine: Result, theirs: Result) -> bool:
 
 # steps of a scalar s that, at s = inf, turn rounding noise into another number: |x| ** inf
 # at |x| = 1 (0 or inf), xlogy(x, inf) of an x around 0 (-inf, 0 or inf: strided seed 32471)
-_BY_AN_INFINITE_SCALAR = ("e2_float_power_scalar", "b_pow_scalar", "e_xlogy_scalar")
+# (add(x, y, alpha=inf) makes inf of either sign of y's noise: strided seed 176727)
+_BY_AN_INFINITE_SCALAR = ("e2_float_power_scalar", "b_pow_scalar", "e_xlogy_scalar",
+                          "b_add_alpha")
 
 
 def _values_before(program, k: int) -> tuple:

@@ -2573,3 +2573,18 @@ def test_binary_cross_entropy_of_zero_dim_inputs_has_a_gradient(dtype):
         loss = m.nn.functional.binary_cross_entropy(x, y, reduction="sum")
         return m.stack([loss, *m.autograd.grad(loss, [x, y])])
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_as_strided_scatter_of_a_view_at_an_offset_has_a_gradient():
+    """torch's as_strided_scatter backward applies the input's storage offset to a fresh
+    gradient, out of its bounds for a 0-d view at offset 1: it raises; gradkit gives the
+    derivative, the documented difference (strided seed 174541)."""
+    def program(m):
+        x = m.tensor([9.0, 1.5])[1:].reshape(()).detach().requires_grad_()
+        out = m.as_strided_scatter(x, m.tensor(2.0), (), (), 1)
+        return m.stack([out, m.autograd.grad(out, x)[0]])
+    ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    assert ours == ("ok", [2.0, 0.0])
+    assert theirs[0] == "RuntimeError" and "out of bounds for storage" in theirs[1]
+    problems, known = diff_program(generate(RandomDrawer(174541), "strided_breadth"))
+    assert not problems or known.startswith("as_strided_scatter's gradient of self")

@@ -2338,3 +2338,20 @@ def test_complex_inverse_of_a_non_finite_matrix_is_nan_in_both_parts():
     ours, theirs = (str(m.linalg.inv(m.tensor(bad, dtype=m.complex128)).tolist())
                     for m in (gradkit, torch))
     assert ours == theirs
+
+
+@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
+@pytest.mark.parametrize("divisor", ["number", "tensor"])
+def test_division_with_a_rounding_mode_passes_a_known_zero_to_its_dividend(mode, divisor):
+    """div(x, y, rounding_mode=None) (DivBackward2) passes sgn's zero tensor on to x as
+    DivBackward0 does, y's -g * x / y**2 runs (NaN); a rounding mode's zeros_like gradients are
+    plain zeros (breadth seed 1406905: abs ** -0.0 of a quotient by 0, inf in grads2)."""
+    def program(m):
+        a = m.tensor(1.0, dtype=m.float64, requires_grad=True)
+        y = m.tensor(0.0, dtype=m.float64, requires_grad=True)
+        v = m.div(a * m.tensor(math.inf, dtype=m.float64), 0 if divisor == "number" else y,
+                  rounding_mode=mode)
+        g, = m.autograd.grad(v.abs(), v, create_graph=True)
+        return str([None if t is None else t.item()
+                    for t in m.autograd.grad(g, [a, y], allow_unused=True)])
+    assert program(gradkit) == program(torch)

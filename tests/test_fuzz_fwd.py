@@ -168,6 +168,40 @@ def test_torch_gives_a_single_precision_output_a_double_tangent():
         assert tangent.dtype == dtype and tangent.item() == 2.0
 
 
+def _jvp_of_grad_of_an_indexed_quotient(m):
+    """jvp of grad through (c / (x + 0.5))[[0, 0]] ** 2 at a 0-d float32 x (torch: a float64
+    tangent of x + 0.5, so a complex128 one of the quotient)."""
+    weights = m.tensor([1 + 1j, 1j], dtype=m.complex64)
+
+    def loss(x, c):
+        v = (c / (x + 0.5)).flatten()[m.tensor([0, 0])]
+        return (v * v * weights).sum().real
+    x, c = m.tensor(0.25), m.tensor(0.2j, dtype=m.complex64)
+    return m.func.jvp(m.func.grad(loss, argnums=(0, 1)), (x, c), (m.tensor(0.5), c))[1]
+
+
+def test_torch_index_put_refuses_its_double_tangent_under_jvp_of_grad():
+    """Known difference (docs/func.md, "scatter such a tangent into single-precision zeros";
+    fwd seed 312638): torch's complex128 tangent of a complex64 quotient reaches index's
+    backward, whose index_put refuses it; gradkit's tangents keep their outputs' dtypes."""
+    assert _known_as(312638) == "torch's double tangent of a single-precision output " \
+        "reaches an index_put, which refuses it"
+    with pytest.raises(RuntimeError, match="got ComplexFloat for the destination and "
+                                           "ComplexDouble for the source"):
+        _jvp_of_grad_of_an_indexed_quotient(torch)
+    tangents = _jvp_of_grad_of_an_indexed_quotient(gradkit)
+    assert [t.dtype for t in tangents] == [gradkit.float32, gradkit.complex64]
+    assert np.isfinite([complex(t) for t in tangents]).all()
+
+
+def test_one_element_dim_stride_write_under_vmap_is_known():
+    """Known difference (docs/numerics.md, "decided on the strides of the dims with more";
+    fwd seed 312729): under vmap torch refuses v %= v[0:1:2] of a one-element dim as a partial
+    overlap; gradkit runs it, then refuses the program's write into an unmapped tensor."""
+    assert _known_as(312729) == "an in-place op between views differing in a one-element " \
+        "dim's stride runs"
+
+
 def _pow_tangent(m):
     fw = m.autograd.forward_ad
     with fw.dual_level():

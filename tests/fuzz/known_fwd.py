@@ -101,6 +101,20 @@ def tangent_dtype(program, mine: Result, theirs: Result) -> bool:
     return not compare(mine._replace(grads=cast), theirs)
 
 
+_DOUBLE_SOURCE = ("got Float for the destination and Double for the source",
+                  "got ComplexFloat for the destination and ComplexDouble for the source")
+
+
+def torch_index_put_of_a_double_tangent(program, mine: Result, theirs: Result) -> bool:
+    """The double tangent of ``tangent_dtype`` reaching an indexing backward (index_put into
+    single-precision zeros) under torch's jvp of grad: torch raises, gradkit's tangents keep
+    their outputs' dtype (fwd seed 312638)."""
+    return program.transform in _FORWARD and mine.error is None and \
+        theirs.error is not None and "Index put requires the source and destination dtypes " \
+        "match" in theirs.message and theirs.message.endswith(_DOUBLE_SOURCE + tuple(
+            text + "." for text in _DOUBLE_SOURCE))
+
+
 def _is_power(step) -> bool:
     return step.op in ("pow", "i_pow_") or step.params.get("op") == "**" or \
         step.params.get("fn") in ("pow", "float_power")

@@ -1,6 +1,8 @@
 """The fuzzer's ``fwd`` class (tests/fuzz/transforms.py: op chains under forward-mode AD and
 torch.func transforms) and what it found, each program run in gradkit and torch (its seed in
 the test's docstring)."""
+import warnings
+
 import numpy as np
 import pytest
 from fuzz.known import check, diff_program
@@ -742,3 +744,25 @@ def test_captured_write_that_fails_raises_its_own_error_first():
             return x * 2
         with pytest.raises(error, match=text):
             m.func.jvp(write, (m.ones(2, dtype=m.float64),), (m.ones(2, dtype=m.float64),))
+
+
+def _stack_of_a_real_copy(m):
+    """jvp of stack([r, z]) where r is a float32 zero copy_ wrote the complex z into."""
+    def f(z):
+        r = m.zeros((), dtype=m.float32)
+        r.copy_(z)
+        return m.stack([r, z])
+    z, t = (m.tensor(v, dtype=m.complex64) for v in (0.5 + 0.25j, 0.75 - 0.5j))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (casting complex values to real discards ...)
+        return m.func.jvp(f, (z,), (t,))[1].tolist()
+
+
+def test_torch_complex_tangent_of_a_real_copy_reaches_what_is_computed_from_it():
+    """Known difference (docs/func.md, "carries its imaginary part into what is computed from
+    it"; fwd seed 319174): the real tensor copy_ wrote a complex dual into has torch's
+    complex tangent, which a stack keeps; gradkit's is its real part."""
+    assert _known_as(319174) == "torch's tangent of a real tensor copy_ wrote a complex dual " \
+        "into stays complex, in what is computed from it too"
+    assert _stack_of_a_real_copy(torch) == [(0.75 - 0.5j), (0.75 - 0.5j)]
+    assert _stack_of_a_real_copy(gradkit) == [(0.75 + 0j), (0.75 - 0.5j)]

@@ -2427,6 +2427,10 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("torch's double tangent of a single-precision output reaches an index_put, which "
           "refuses it", "docs/func.md", "scatter such a tangent into single-precision zeros",
           known_fwd.torch_index_put_of_a_double_tangent),
+    Known("torch's tangent of a real tensor copy_ wrote a complex dual into stays complex, "
+          "in what is computed from it too", "docs/func.md",
+          "carries its imaginary part into what is computed from it",
+          known_fwd.torch_complex_tangent_of_a_real_copy),
     Known("torch's jvp of a power with a real operand and a complex result drops the "
           "imaginary part of that operand's term", "docs/autograd.md",
           "keeps only the real part of that operand's term",

@@ -156,6 +156,16 @@ def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool
         p.startswith("grads") for p in compare(mine, theirs))
 
 
+def torch_complex_tangent_of_a_real_copy(program, mine: Result, theirs: Result) -> bool:
+    """copy_ of a complex dual into a real tensor: torch's tangent of it stays the dual's
+    complex one, and the tangents computed from it carry its imaginary part (a stack of it:
+    fwd seed 319174); gradkit's is the real part, the derivative of the real value copied."""
+    return program.transform in _FORWARD and bool(mine.values) and any(
+        step.op in ("copy_", "i_copy_") and mine.values[step.inputs[0]].dtype.kind != "c"
+        and mine.values[step.inputs[1]].dtype.kind == "c" for step in program.steps) and all(
+        p.startswith("grads") for p in compare(mine, theirs))
+
+
 def torch_complex_silu_tangent(program, mine: Result, theirs: Result) -> bool:
     """torch's forward formula of silu for complex input is not the derivative (its backward
     refuses complex outputs); gradkit's tangent is."""

@@ -238,6 +238,19 @@ def test_torch_tangent_of_a_self_multiply_reads_the_updated_tangent():
             assert fw.unpack_dual(x).tangent.item() == expected
 
 
+def test_torch_tangent_of_a_multiply_into_a_view_of_its_operand_is_known():
+    """Known difference (docs/autograd.md, as above; fwd seed 322131): y.squeeze().mul_(y)
+    writes into a view of its own operand; torch's tangent reads the updated one there too."""
+    assert _known_as(322131) == "torch's tangent of x.mul_(x) reads the tangent it has " \
+        "already updated"
+    for m, expected in ((gradkit, [6.0, 4.0]), (torch, [12.0, 6.0])):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            y = fw.make_dual(m.tensor([3.0, 2.0]), m.tensor([1.0, 1.0])) * 1
+            y.squeeze().mul_(y)
+            assert fw.unpack_dual(y).tangent.tolist() == expected
+
+
 @pytest.mark.parametrize("name", ["minimum", "maximum"])
 def test_pairwise_extreme_tangent_is_torchs_at_ties_nan_and_inf(name):
     """torch's forward rule for maximum/minimum is t_y + w (t_x - t_y) (w 1/2 at ties, 1
@@ -296,6 +309,19 @@ def test_torch_vmap_refuses_detach_of_a_batched_tensor():
         torch.func.vmap(lambda x: (x * 2).detach_())(torch.ones(3, 2))
     assert gradkit.func.vmap(lambda x: (x * 2).detach_())(gradkit.ones(3, 2)).tolist() == \
         [[2.0, 2.0]] * 3
+
+
+def test_torch_vmap_refuses_a_batched_write_into_an_unbatched_tensor_made_inside():
+    """Known difference (docs/func.md, "a tensor computed from the mapped inputs (torch:";
+    fwd seed 327785): w.reciprocal().add_(x) of an unmapped w and a mapped x: torch's vmap
+    refuses the batched value as a broadcast error, gradkit's per-sample vmap adds."""
+    assert _known_as(327785) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+    with pytest.raises(RuntimeError, match=r"output with shape \[2\] doesn't match the "
+                                           r"broadcast shape \[3, 2\]"):
+        torch.func.vmap(lambda x: torch.ones(2).reciprocal().add_(x))(torch.ones(3, 2))
+    assert gradkit.func.vmap(lambda x: gradkit.ones(2).reciprocal().add_(x))(
+        gradkit.ones(3, 2)).tolist() == [[2.0, 2.0]] * 3
 
 
 def test_jacobians_of_an_empty_tensor_are_empty_blocks():

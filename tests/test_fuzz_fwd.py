@@ -1,6 +1,7 @@
 """The fuzzer's ``fwd`` class (tests/fuzz/transforms.py: op chains under forward-mode AD and
 torch.func transforms) and what it found, each program run in gradkit and torch (its seed in
 the test's docstring)."""
+import math
 import warnings
 
 import numpy as np
@@ -186,8 +187,9 @@ def test_torch_index_put_refuses_its_double_tangent_under_jvp_of_grad():
     """Known difference (docs/func.md, "scatter such a tangent into single-precision zeros";
     fwd seed 312638): torch's complex128 tangent of a complex64 quotient reaches index's
     backward, whose index_put refuses it; gradkit's tangents keep their outputs' dtypes."""
-    assert _known_as(312638) == "torch's double tangent of a single-precision output " \
-        "reaches an index_put, which refuses it"
+    known = "torch's double tangent of a single-precision output reaches an index_put or " \
+        "scatter, which refuses it"
+    assert _known_as(312638) == _known_as(335948) == known  # (335948: max's scatter)
     with pytest.raises(RuntimeError, match="got ComplexFloat for the destination and "
                                            "ComplexDouble for the source"):
         _jvp_of_grad_of_an_indexed_quotient(torch)
@@ -792,3 +794,19 @@ def test_torch_complex_tangent_of_a_real_copy_reaches_what_is_computed_from_it()
         "into stays complex, in what is computed from it too"
     assert _stack_of_a_real_copy(torch) == [(0.75 - 0.5j), (0.75 - 0.5j)]
     assert _stack_of_a_real_copy(gradkit) == [(0.75 + 0j), (0.75 - 0.5j)]
+
+
+def test_torch_prod_gradient_under_func_is_the_zero_safe_product():
+    """Known difference (docs/func.md, "always takes its backward's zero-safe path"; fwd seed
+    333286): the gradient of prod([a, -inf]) in -inf is a (the other element): torch.func's
+    is 0.5, gradkit's func.grad (and torch's autograd.grad) out / x = -inf / -inf, NaN."""
+    assert _known_as(333286) == "prod's gradient under torch.func is torch's safe-zeros " \
+        "product of the others (finite beside an inf), gradkit's out / x"
+
+    def gradients(m):
+        x = m.tensor([0.5, -math.inf], requires_grad=True)
+        plain = m.autograd.grad(x.prod(-1), x)[0].tolist()
+        return plain, m.func.grad(lambda x: x.prod(-1))(x.detach()).tolist()
+    out_over_x = [-math.inf, math.nan]
+    assert str(gradients(torch)) == str((out_over_x, [-math.inf, 0.5]))
+    assert str(gradients(gradkit)) == str((out_over_x, out_over_x))

@@ -2424,13 +2424,18 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("torch's forward transforms give some single-precision tangents a double dtype",
           "docs/func.md", "a double-precision tangent for a single-precision output",
           known_fwd.tangent_dtype),
-    Known("torch's double tangent of a single-precision output reaches an index_put, which "
-          "refuses it", "docs/func.md", "scatter such a tangent into single-precision zeros",
+    Known("torch's double tangent of a single-precision output reaches an index_put or "
+          "scatter, which refuses it", "docs/func.md",
+          "scatter such a tangent into single-precision zeros",
           known_fwd.torch_index_put_of_a_double_tangent),
     Known("torch's tangent of a real tensor copy_ wrote a complex dual into stays complex, "
           "in what is computed from it too", "docs/func.md",
           "carries its imaginary part into what is computed from it",
           known_fwd.torch_complex_tangent_of_a_real_copy),
+    Known("prod's gradient under torch.func is torch's safe-zeros product of the others "
+          "(finite beside an inf), gradkit's out / x", "docs/func.md",
+          "always takes its backward's zero-safe path",
+          known_fwd.torch_prod_backward_under_func),
     Known("torch's jvp of a power with a real operand and a complex result drops the "
           "imaginary part of that operand's term", "docs/autograd.md",
           "keeps only the real part of that operand's term",

@@ -504,6 +504,25 @@ def test_detach_inside_grad_under_jvp():
             expected
 
 
+def test_detach_inside_grad_under_jvp_then_an_op_without_forward_formula():
+    """Known difference (docs/func.md, as above; fwd seed 337639): the tangent torch's jvp
+    still pushes through grad's detach_() reaches floor_divide_, which has no forward formula:
+    torch raises, gradkit (no tangent there) computes."""
+    assert _known_as(337639) == "detach_() inside grad nested in jvp: torch's jvp still " \
+        "pushes the tangent"
+
+    def program(m):
+        def f(x):
+            y = x.clone()
+            y.detach_()
+            y //= y
+            return (x * y).sum()
+        return m.func.jvp(m.func.grad(f), (m.tensor([1.5, 2.0]),), (m.ones(2),))[1].tolist()
+    with pytest.raises(NotImplementedError, match="forward AD with aten::floor_divide_"):
+        program(torch)
+    assert program(gradkit) == [0.0, 0.0]
+
+
 def test_function_capturing_its_own_input():
     """Known difference (docs/func.md, "captures the very tensor it is given"; seed 1227)."""
     assert _known_as(1227).startswith("a function capturing the tensor it is given")
@@ -540,10 +559,11 @@ def test_torch_vmap_broadcasts_an_in_place_sample():
 
 def test_write_into_an_alias_of_a_captured_tensor():
     """Known difference (docs/func.md, "view of a captured tensor made inside the function";
-    seeds 5157, 4084, 1099, 312489): torch's grad runs ``w[()].mul_(2)`` of a captured w, and
-    ``w[...].add_(x)`` of an input x too; gradkit sees w's version change."""
-    assert _known_as(5157) == _known_as(4084) == _known_as(312489) == "a write into a view " \
-        "of a captured tensor made inside the function: torch runs it"
+    seeds 5157, 4084, 1099, 312489; 339583: a view of ``w.view_as(x)``, whose memory is w's
+    alone): torch's grad runs ``w[()].mul_(2)`` of a captured w, and ``w[...].add_(x)`` of an
+    input x too; gradkit sees w's version change."""
+    assert _known_as(5157) == _known_as(4084) == _known_as(312489) == _known_as(339583) == \
+        "a write into a view of a captured tensor made inside the function: torch runs it"
     for m in (torch, gradkit):
         w = m.tensor(2.0)
         f = lambda x, w=w: (w[()].mul_(3) * x).sum()  # noqa: E731

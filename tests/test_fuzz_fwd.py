@@ -187,8 +187,8 @@ def test_torch_index_put_refuses_its_double_tangent_under_jvp_of_grad():
     """Known difference (docs/func.md, "scatter such a tangent into single-precision zeros";
     fwd seed 312638): torch's complex128 tangent of a complex64 quotient reaches index's
     backward, whose index_put refuses it; gradkit's tangents keep their outputs' dtypes."""
-    known = "torch's double tangent of a single-precision output reaches an index_put or " \
-        "scatter, which refuses it"
+    known = "torch's double tangent of a single-precision output reaches an index_put, " \
+        "index_add or scatter, which refuses it"
     assert _known_as(312638) == _known_as(335948) == known  # (335948: max's scatter)
     with pytest.raises(RuntimeError, match="got ComplexFloat for the destination and "
                                            "ComplexDouble for the source"):
@@ -830,3 +830,53 @@ def test_torch_prod_gradient_under_func_is_the_zero_safe_product():
     out_over_x = [-math.inf, math.nan]
     assert str(gradients(torch)) == str((out_over_x, [-math.inf, 0.5]))
     assert str(gradients(gradkit)) == str((out_over_x, out_over_x))
+
+
+def test_self_write_through_a_same_dtype_cast_or_a_complex_view_is_known():
+    """Known difference (docs/autograd.md, "tangent it has already updated in place"): the
+    operand of mul_ is the written tensor itself through x.double() of a float64 x (fwd seed
+    357135: the cast returns x, in both libraries) or a view_as_complex of its view_as_real
+    (fwd seed 372593)."""
+    for seed in (357135, 372593):
+        assert _known_as(seed) == "torch's tangent of x.mul_(x) reads the tangent it has " \
+            "already updated"
+    for m in (torch, gradkit):
+        x = m.ones(2, dtype=m.float64)
+        assert x.double() is x
+
+
+def test_reverse_mode_jacfwd_meets_a_captured_write_torchs_reverse_mode_refuses_first():
+    """Known difference (docs/func.md, "where torch's reverse mode raises too"; fwd seed
+    376272): torch's jacfwd refuses floor_divide's missing forward formula; gradkit's (reverse
+    mode) goes on to exp_ of a captured int16 tensor, whose own cast error it raises where
+    torch's jacrev refuses the captured write first."""
+    assert _known_as(376272) == _AS_REVERSE_MODE
+
+
+def test_torch_index_add_refuses_its_double_tangent_under_jvp_of_grad():
+    """Known difference (docs/func.md, "scatter such a tangent into single-precision zeros";
+    fwd seed 386433): index_select's backward (index_add_) under torch's jvp of grad refuses
+    the float64 tangent of a float32 mean + 0.5."""
+    assert _known_as(386433) == "torch's double tangent of a single-precision output " \
+        "reaches an index_put, index_add or scatter, which refuses it"
+
+
+def test_vmap_of_an_empty_sample_amax_raises_torchs_per_sample_error():
+    """Known difference (docs/func.md, "an empty sample's `amax()` with no dim"; fwd seed
+    382254): both refuse; gradkit's per-sample vmap with torch's error for one sample."""
+    assert _known_as(382254) == "an empty sample's reduction with no dim under vmap: " \
+        "torch's batched refusal names the sample's dim"
+    one = _outcome(lambda: torch.zeros(0, dtype=torch.float64).amax())
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        torch.func.vmap(lambda x: x.amax())(torch.zeros(2, 0, dtype=torch.float64))
+    assert _outcome(lambda: gradkit.func.vmap(lambda x: x.amax())(
+        gradkit.zeros(2, 0, dtype=gradkit.float64))) == one
+
+
+def _outcome(call):
+    """The error ``call()`` raises: (type name, message)."""
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - the error is what is compared
+        return type(error).__name__, str(error)
+    return None

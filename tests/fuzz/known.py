@@ -2424,8 +2424,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("torch's forward transforms give some single-precision tangents a double dtype",
           "docs/func.md", "a double-precision tangent for a single-precision output",
           known_fwd.tangent_dtype),
-    Known("torch's double tangent of a single-precision output reaches an index_put or "
-          "scatter, which refuses it", "docs/func.md",
+    Known("torch's double tangent of a single-precision output reaches an index_put, "
+          "index_add or scatter, which refuses it", "docs/func.md",
           "scatter such a tangent into single-precision zeros",
           known_fwd.torch_index_put_of_a_double_tangent),
     Known("torch's tangent of a real tensor copy_ wrote a complex dual into stays complex, "
@@ -2446,6 +2446,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("torch's vmap refuses what its batched tensors cannot do (.item(), detach_())",
           "docs/func.md", "a tensor computed from the mapped inputs (torch:",
           known_fwd.vmap_torch_refuses_what_batched_tensors_cannot_do),
+    Known("an empty sample's reduction with no dim under vmap: torch's batched refusal names "
+          "the sample's dim", "docs/func.md", "an empty sample's `amax()` with no dim",
+          known_fwd.vmap_empty_sample_reduction),
     Known("torch's Jacobians of an empty tensor raise under its vmap or backward",
           "docs/func.md", "The Jacobians of an empty input or output are empty blocks",
           known_fwd.torch_jacobian_of_an_empty_tensor),

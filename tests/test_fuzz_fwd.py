@@ -810,8 +810,10 @@ def test_torch_complex_tangent_of_a_real_copy_reaches_what_is_computed_from_it()
     """Known difference (docs/func.md, "carries its imaginary part into what is computed from
     it"; fwd seed 319174): the real tensor copy_ wrote a complex dual into has torch's
     complex tangent, which a stack keeps; gradkit's is its real part."""
-    assert _known_as(319174) == "torch's tangent of a real tensor copy_ wrote a complex dual " \
-        "into stays complex, in what is computed from it too"
+    for seed in (319174, 415201, 419291):  # (415201, 419291: masked_fill, gelu refuse it)
+        assert _known_as(seed) == "torch's tangent of a tensor copy_ wrote a dual of the " \
+            "other kind (complex, real) into keeps the dual's kind, in what is computed from " \
+            "it too"
     assert _stack_of_a_real_copy(torch) == [(0.75 - 0.5j), (0.75 - 0.5j)]
     assert _stack_of_a_real_copy(gradkit) == [(0.75 + 0j), (0.75 - 0.5j)]
 
@@ -836,13 +838,27 @@ def test_self_write_through_a_same_dtype_cast_or_a_complex_view_is_known():
     """Known difference (docs/autograd.md, "tangent it has already updated in place"): the
     operand of mul_ is the written tensor itself through x.double() of a float64 x (fwd seed
     357135: the cast returns x, in both libraries) or a view_as_complex of its view_as_real
-    (fwd seed 372593)."""
-    for seed in (357135, 372593):
+    (fwd seed 372593); of %= a y[()] (407977: torch's tangent -inf where y % y's is 0)."""
+    for seed in (357135, 372593, 407977):  # (407977: y %= y[()], a basic getitem)
         assert _known_as(seed) == "torch's tangent of x.mul_(x) reads the tangent it has " \
             "already updated"
     for m in (torch, gradkit):
         x = m.ones(2, dtype=m.float64)
         assert x.double() is x
+    for m, expected in ((torch, -math.inf), (gradkit, 0.0)):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            y = fw.make_dual(m.tensor(0.25), m.tensor(0.75)).sqrt()
+            y %= y[()]
+            assert fw.unpack_dual(y).tangent.item() == expected
+
+
+def test_torch_vmap_refuses_an_index_put_its_one_sample_run_does():
+    """Known difference (docs/func.md, "a step torch runs on one sample"; fwd seed 435274):
+    an index_put of a sample by empty boolean keys: torch's vmap refuses the batched value's
+    shape, its plain run (and gradkit's per-sample vmap) writes nothing."""
+    assert _known_as(435274) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
 
 
 def test_reverse_mode_jacfwd_meets_a_captured_write_torchs_reverse_mode_refuses_first():
@@ -864,8 +880,9 @@ def test_torch_index_add_refuses_its_double_tangent_under_jvp_of_grad():
 def test_vmap_of_an_empty_sample_amax_raises_torchs_per_sample_error():
     """Known difference (docs/func.md, "an empty sample's `amax()` with no dim"; fwd seed
     382254): both refuse; gradkit's per-sample vmap with torch's error for one sample."""
-    assert _known_as(382254) == "an empty sample's reduction with no dim under vmap: " \
-        "torch's batched refusal names the sample's dim"
+    for seed in (382254, 432958):  # (432958: cat of an empty tensor and a 0-d sample)
+        assert _known_as(seed) == "both refuse a step under vmap: gradkit with torch's error " \
+            "for one sample, torch with its batched kernel's"
     with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
         torch.func.vmap(lambda x: x.amax())(torch.zeros(2, 0, dtype=torch.float64))
     with pytest.raises(RuntimeError) as one_sample:

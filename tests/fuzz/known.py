@@ -2428,8 +2428,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "index_add or scatter, which refuses it", "docs/func.md",
           "scatter such a tangent into single-precision zeros",
           known_fwd.torch_index_put_of_a_double_tangent),
-    Known("torch's tangent of a real tensor copy_ wrote a complex dual into stays complex, "
-          "in what is computed from it too", "docs/func.md",
+    Known("torch's tangent of a tensor copy_ wrote a dual of the other kind (complex, real) "
+          "into keeps the dual's kind, in what is computed from it too", "docs/func.md",
           "carries its imaginary part into what is computed from it",
           known_fwd.torch_complex_tangent_of_a_real_copy),
     Known("prod's gradient under torch.func is torch's safe-zeros product of the others "
@@ -2446,9 +2446,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("torch's vmap refuses what its batched tensors cannot do (.item(), detach_())",
           "docs/func.md", "a tensor computed from the mapped inputs (torch:",
           known_fwd.vmap_torch_refuses_what_batched_tensors_cannot_do),
-    Known("an empty sample's reduction with no dim under vmap: torch's batched refusal names "
-          "the sample's dim", "docs/func.md", "an empty sample's `amax()` with no dim",
-          known_fwd.vmap_empty_sample_reduction),
+    Known("both refuse a step under vmap: gradkit with torch's error for one sample, torch "
+          "with its batched kernel's", "docs/func.md", "an empty sample's `amax()` with no dim",
+          known_fwd.vmap_refusal_is_torchs_for_one_sample),
     Known("torch's Jacobians of an empty tensor raise under its vmap or backward",
           "docs/func.md", "The Jacobians of an empty input or output are empty blocks",
           known_fwd.torch_jacobian_of_an_empty_tensor),

@@ -155,7 +155,8 @@ def _root(program, slot: int, views: frozenset = frozenset(), values: list = ())
     step = program.steps[slot - leaves]
     same_cast = step.op == "unary" and step.params.get("fn") in _CASTS and len(values) > slot \
         and str(values[step.inputs[0]].dtype) == _CASTS[step.params["fn"]]
-    follow = OPS[step.op].inplace or OPS[step.op].same or step.op in views or same_cast
+    view = step.op in views and (step.op != "getitem" or _basic_key(step))
+    follow = OPS[step.op].inplace or OPS[step.op].same or view or same_cast
     return _root(program, step.inputs[0], views, values) if follow else slot
 
 
@@ -165,7 +166,13 @@ _CASTS = {"double": "float64", "float": "float32"}
 # the fuzz ops that return a view of their first input (torch's forward AD shares its tangent)
 _VIEWS = frozenset({"transpose", "unsqueeze", "squeeze", "expand", "slice", "permute",
                     "view_flat", "t", "chunk_last", "v_basic_index", "v_view", "v_squeeze_all",
-                    "v_view_as", "v_expand_as", "v_view_as_real", "v_view_as_complex"})
+                    "v_view_as", "v_expand_as", "v_view_as_real", "v_view_as_complex",
+                    "getitem"})  # (a getitem of a basic key: fwd seed 407977)
+
+
+def _basic_key(step) -> bool:
+    """A getitem of basic indices only (a view; advanced ones copy)."""
+    return all(part[0] in ("slice", "int", "none", "ellipsis") for part in step.params["key"])
 
 
 def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool:
@@ -180,13 +187,19 @@ def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool
 
 
 def torch_complex_tangent_of_a_real_copy(program, mine: Result, theirs: Result) -> bool:
-    """copy_ of a complex dual into a real tensor: torch's tangent of it stays the dual's
-    complex one, and the tangents computed from it carry its imaginary part (a stack of it:
-    fwd seed 319174); gradkit's is the real part, the derivative of the real value copied."""
-    return program.transform in _FORWARD and bool(mine.values) and any(
-        step.op in ("copy_", "i_copy_") and mine.values[step.inputs[0]].dtype.kind != "c"
-        and mine.values[step.inputs[1]].dtype.kind == "c" for step in program.steps) and all(
-        p.startswith("grads") for p in compare(mine, theirs))
+    """copy_ of a dual of the other kind (complex into real: fwd seed 319174, or real into
+    complex): torch's tangent of the tensor keeps the dual's kind, which what is computed from
+    it carries (a stack of it) or a later op's forward formula refuses (masked_fill's
+    view_as_real, gelu's complex kernel: fwd seeds 415201, 419291); gradkit's tangent has the
+    tensor's kind (of a real tensor: the real part, the derivative of the value copied)."""
+    if program.transform not in _FORWARD or not mine.values:
+        return False
+    copies = [k for k, step in enumerate(program.steps) if step.op in ("copy_", "i_copy_") and
+              (mine.values[step.inputs[0]].dtype.kind == "c") !=
+              (mine.values[step.inputs[1]].dtype.kind == "c")]
+    if copies and mine.error is None and theirs.error is not None:
+        return _phase_rank(theirs.error[0]) > (1, copies[0])
+    return bool(copies) and all(p.startswith("grads") for p in compare(mine, theirs))
 
 
 def torch_complex_silu_tangent(program, mine: Result, theirs: Result) -> bool:
@@ -202,9 +215,15 @@ def vmap_torch_refuses_what_batched_tensors_cannot_do(program, mine: Result,
     """torch's vmap refuses .item(), detach_() of a batched tensor, a write of mapped values
     into an unbatched one made inside; gradkit's per-sample vmap runs them."""
     refusal = ("vmap: ", "Can't detach views in-place")
-    return program.transform == "vmap" and theirs.error is not None and (
-        theirs.message.startswith(refusal) or _batched_into_unbatched(program, theirs)) and (
-            mine.error is None or _phase_rank(mine.error[0]) >= _phase_rank(theirs.error[0]))
+    if program.transform != "vmap" or theirs.error is None or not (
+            mine.error is None or _phase_rank(mine.error[0]) >= _phase_rank(theirs.error[0])):
+        return False
+    if theirs.message.startswith(refusal) or _batched_into_unbatched(program, theirs):
+        return True
+    # or a step torch runs on one sample (an index_put of a batched value: fwd seed 435274)
+    single = _unbatched(program)
+    return theirs.error[0].startswith("step ") and (
+        single.error is None or _phase_rank(single.error[0]) > _phase_rank(theirs.error[0]))
 
 
 def _batched_into_unbatched(program, theirs: Result) -> bool:
@@ -217,15 +236,23 @@ def _batched_into_unbatched(program, theirs: Result) -> bool:
     return found is not None and found[2] == ", ".join(x for x in (batch, found[1]) if x)
 
 
-def vmap_empty_sample_reduction(program, mine: Result, theirs: Result) -> bool:
-    """amax (amin, ...) of an empty sample with no dim under vmap: torch's batched kernel
-    reduces the whole batch and refuses the sample's dim ("Expected reduction dim 1 to have
-    non-zero size", an IndexError), gradkit's per-sample run raises what torch raises for one
-    sample ("Expected reduction dim to be specified", fwd seed 382254)."""
-    return program.transform == "vmap" and mine.error is not None and \
-        theirs.error is not None and mine.error[0] == theirs.error[0] and \
-        "to have non-zero size" in theirs.message and \
-        "Expected reduction dim to be specified" in mine.message
+def _unbatched(program) -> Result:
+    """torch's run of the program on one sample (no transform)."""
+    import torch
+    return run(dataclasses.replace(program, transform=""), torch)
+
+
+def vmap_refusal_is_torchs_for_one_sample(program, mine: Result, theirs: Result) -> bool:
+    """Both refuse a step under vmap: gradkit's per-sample vmap with torch's own error for one
+    sample, torch's vmap with its batched kernel's (amax of empty samples: "Expected reduction
+    dim 1 to have non-zero size", fwd seed 382254; cat of a 0-d sample: "Dimension out of
+    range", fwd seed 432958)."""
+    if program.transform != "vmap" or mine.error is None or theirs.error is None or \
+            mine.error[0] != theirs.error[0]:
+        return False
+    single = _unbatched(program)
+    return single.error is not None and single.error[0] == mine.error[0] and \
+        single.message == mine.message
 
 
 def _empty(program, mine: Result) -> bool:

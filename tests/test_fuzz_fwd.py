@@ -1,6 +1,9 @@
 """The fuzzer's ``fwd`` class (tests/fuzz/transforms.py: op chains under forward-mode AD and
 torch.func transforms) and what it found, each program run in gradkit and torch (its seed in
 the test's docstring)."""
+import math
+import warnings
+
 import numpy as np
 import pytest
 from fuzz.known import check, diff_program
@@ -168,6 +171,41 @@ def test_torch_gives_a_single_precision_output_a_double_tangent():
         assert tangent.dtype == dtype and tangent.item() == 2.0
 
 
+def _jvp_of_grad_of_an_indexed_quotient(m):
+    """jvp of grad through (c / (x + 0.5))[[0, 0]] ** 2 at a 0-d float32 x (torch: a float64
+    tangent of x + 0.5, so a complex128 one of the quotient)."""
+    weights = m.tensor([1 + 1j, 1j], dtype=m.complex64)
+
+    def loss(x, c):
+        v = (c / (x + 0.5)).flatten()[m.tensor([0, 0])]
+        return (v * v * weights).sum().real
+    x, c = m.tensor(0.25), m.tensor(0.2j, dtype=m.complex64)
+    return m.func.jvp(m.func.grad(loss, argnums=(0, 1)), (x, c), (m.tensor(0.5), c))[1]
+
+
+def test_torch_index_put_refuses_its_double_tangent_under_jvp_of_grad():
+    """Known difference (docs/func.md, "scatter such a tangent into single-precision zeros";
+    fwd seed 312638): torch's complex128 tangent of a complex64 quotient reaches index's
+    backward, whose index_put refuses it; gradkit's tangents keep their outputs' dtypes."""
+    known = "torch's double tangent of a single-precision output reaches an index_put, " \
+        "index_add or scatter, which refuses it"
+    assert _known_as(312638) == _known_as(335948) == known  # (335948: max's scatter)
+    with pytest.raises(RuntimeError, match="got ComplexFloat for the destination and "
+                                           "ComplexDouble for the source"):
+        _jvp_of_grad_of_an_indexed_quotient(torch)
+    tangents = _jvp_of_grad_of_an_indexed_quotient(gradkit)
+    assert [t.dtype for t in tangents] == [gradkit.float32, gradkit.complex64]
+    assert np.isfinite([complex(t) for t in tangents]).all()
+
+
+def test_one_element_dim_stride_write_under_vmap_is_known():
+    """Known difference (docs/numerics.md, "decided on the strides of the dims with more";
+    fwd seed 312729): under vmap torch refuses v %= v[0:1:2] of a one-element dim as a partial
+    overlap; gradkit runs it, then refuses the program's write into an unmapped tensor."""
+    assert _known_as(312729) == "an in-place op between views differing in a one-element " \
+        "dim's stride runs"
+
+
 def _pow_tangent(m):
     fw = m.autograd.forward_ad
     with fw.dual_level():
@@ -200,6 +238,19 @@ def test_torch_tangent_of_a_self_multiply_reads_the_updated_tangent():
             x = fw.make_dual(m.tensor(3.0), m.tensor(1.0))
             x.mul_(x)
             assert fw.unpack_dual(x).tangent.item() == expected
+
+
+def test_torch_tangent_of_a_multiply_into_a_view_of_its_operand_is_known():
+    """Known difference (docs/autograd.md, as above; fwd seed 322131): y.squeeze().mul_(y)
+    writes into a view of its own operand; torch's tangent reads the updated one there too."""
+    assert _known_as(322131) == "torch's tangent of x.mul_(x) reads the tangent it has " \
+        "already updated"
+    for m, expected in ((gradkit, [6.0, 4.0]), (torch, [12.0, 6.0])):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            y = fw.make_dual(m.tensor([3.0, 2.0]), m.tensor([1.0, 1.0])) * 1
+            y.squeeze().mul_(y)
+            assert fw.unpack_dual(y).tangent.tolist() == expected
 
 
 @pytest.mark.parametrize("name", ["minimum", "maximum"])
@@ -260,6 +311,19 @@ def test_torch_vmap_refuses_detach_of_a_batched_tensor():
         torch.func.vmap(lambda x: (x * 2).detach_())(torch.ones(3, 2))
     assert gradkit.func.vmap(lambda x: (x * 2).detach_())(gradkit.ones(3, 2)).tolist() == \
         [[2.0, 2.0]] * 3
+
+
+def test_torch_vmap_refuses_a_batched_write_into_an_unbatched_tensor_made_inside():
+    """Known difference (docs/func.md, "a tensor computed from the mapped inputs (torch:";
+    fwd seed 327785): w.reciprocal().add_(x) of an unmapped w and a mapped x: torch's vmap
+    refuses the batched value as a broadcast error, gradkit's per-sample vmap adds."""
+    assert _known_as(327785) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+    with pytest.raises(RuntimeError, match=r"output with shape \[2\] doesn't match the "
+                                           r"broadcast shape \[3, 2\]"):
+        torch.func.vmap(lambda x: torch.ones(2).reciprocal().add_(x))(torch.ones(3, 2))
+    assert gradkit.func.vmap(lambda x: gradkit.ones(2).reciprocal().add_(x))(
+        gradkit.ones(3, 2)).tolist() == [[2.0, 2.0]] * 3
 
 
 def test_jacobians_of_an_empty_tensor_are_empty_blocks():
@@ -440,6 +504,25 @@ def test_detach_inside_grad_under_jvp():
             expected
 
 
+def test_detach_inside_grad_under_jvp_then_an_op_without_forward_formula():
+    """Known difference (docs/func.md, as above; fwd seed 337639): the tangent torch's jvp
+    still pushes through grad's detach_() reaches floor_divide_, which has no forward formula:
+    torch raises, gradkit (no tangent there) computes."""
+    assert _known_as(337639) == "detach_() inside grad nested in jvp: torch's jvp still " \
+        "pushes the tangent"
+
+    def program(m):
+        def f(x):
+            y = x.clone()
+            y.detach_()
+            y //= y
+            return (x * y).sum()
+        return m.func.jvp(m.func.grad(f), (m.tensor([1.5, 2.0]),), (m.ones(2),))[1].tolist()
+    with pytest.raises(NotImplementedError, match="forward AD with aten::floor_divide_"):
+        program(torch)
+    assert program(gradkit) == [0.0, 0.0]
+
+
 def test_function_capturing_its_own_input():
     """Known difference (docs/func.md, "captures the very tensor it is given"; seed 1227)."""
     assert _known_as(1227).startswith("a function capturing the tensor it is given")
@@ -476,10 +559,11 @@ def test_torch_vmap_broadcasts_an_in_place_sample():
 
 def test_write_into_an_alias_of_a_captured_tensor():
     """Known difference (docs/func.md, "view of a captured tensor made inside the function";
-    seeds 5157, 4084, 1099, 312489): torch's grad runs ``w[()].mul_(2)`` of a captured w, and
-    ``w[...].add_(x)`` of an input x too; gradkit sees w's version change."""
-    assert _known_as(5157) == _known_as(4084) == _known_as(312489) == "a write into a view " \
-        "of a captured tensor made inside the function: torch runs it"
+    seeds 5157, 4084, 1099, 312489; 339583: a view of ``w.view_as(x)``, whose memory is w's
+    alone): torch's grad runs ``w[()].mul_(2)`` of a captured w, and ``w[...].add_(x)`` of an
+    input x too; gradkit sees w's version change."""
+    assert _known_as(5157) == _known_as(4084) == _known_as(312489) == _known_as(339583) == \
+        "a write into a view of a captured tensor made inside the function: torch runs it"
     for m in (torch, gradkit):
         w = m.tensor(2.0)
         f = lambda x, w=w: (w[()].mul_(3) * x).sum()  # noqa: E731
@@ -708,3 +792,101 @@ def test_captured_write_that_fails_raises_its_own_error_first():
             return x * 2
         with pytest.raises(error, match=text):
             m.func.jvp(write, (m.ones(2, dtype=m.float64),), (m.ones(2, dtype=m.float64),))
+
+
+def _stack_of_a_real_copy(m):
+    """jvp of stack([r, z]) where r is a float32 zero copy_ wrote the complex z into."""
+    def f(z):
+        r = m.zeros((), dtype=m.float32)
+        r.copy_(z)
+        return m.stack([r, z])
+    z, t = (m.tensor(v, dtype=m.complex64) for v in (0.5 + 0.25j, 0.75 - 0.5j))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (casting complex values to real discards ...)
+        return m.func.jvp(f, (z,), (t,))[1].tolist()
+
+
+def test_torch_complex_tangent_of_a_real_copy_reaches_what_is_computed_from_it():
+    """Known difference (docs/func.md, "carries its imaginary part into what is computed from
+    it"; fwd seed 319174): the real tensor copy_ wrote a complex dual into has torch's
+    complex tangent, which a stack keeps; gradkit's is its real part."""
+    for seed in (319174, 415201, 419291):  # (415201, 419291: masked_fill, gelu refuse it)
+        assert _known_as(seed) == "torch's tangent of a tensor copy_ wrote a dual of the " \
+            "other kind (complex, real) into keeps the dual's kind, in what is computed from " \
+            "it too"
+    assert _stack_of_a_real_copy(torch) == [(0.75 - 0.5j), (0.75 - 0.5j)]
+    assert _stack_of_a_real_copy(gradkit) == [(0.75 + 0j), (0.75 - 0.5j)]
+
+
+def test_torch_prod_gradient_under_func_is_the_zero_safe_product():
+    """Known difference (docs/func.md, "always takes its backward's zero-safe path"; fwd seed
+    333286): the gradient of prod([a, -inf]) in -inf is a (the other element): torch.func's
+    is 0.5, gradkit's func.grad (and torch's autograd.grad) out / x = -inf / -inf, NaN."""
+    assert _known_as(333286) == "prod's gradient under torch.func is torch's safe-zeros " \
+        "product of the others (finite beside an inf), gradkit's out / x"
+
+    def gradients(m):
+        x = m.tensor([0.5, -math.inf], requires_grad=True)
+        plain = m.autograd.grad(x.prod(-1), x)[0].tolist()
+        return plain, m.func.grad(lambda x: x.prod(-1))(x.detach()).tolist()
+    out_over_x = [-math.inf, math.nan]
+    assert str(gradients(torch)) == str((out_over_x, [-math.inf, 0.5]))
+    assert str(gradients(gradkit)) == str((out_over_x, out_over_x))
+
+
+def test_self_write_through_a_same_dtype_cast_or_a_complex_view_is_known():
+    """Known difference (docs/autograd.md, "tangent it has already updated in place"): the
+    operand of mul_ is the written tensor itself through x.double() of a float64 x (fwd seed
+    357135: the cast returns x, in both libraries) or a view_as_complex of its view_as_real
+    (fwd seed 372593); of %= a y[()] (407977: torch's tangent -inf where y % y's is 0)."""
+    for seed in (357135, 372593, 407977):  # (407977: y %= y[()], a basic getitem)
+        assert _known_as(seed) == "torch's tangent of x.mul_(x) reads the tangent it has " \
+            "already updated"
+    for m in (torch, gradkit):
+        x = m.ones(2, dtype=m.float64)
+        assert x.double() is x
+    for m, expected in ((torch, -math.inf), (gradkit, 0.0)):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            y = fw.make_dual(m.tensor(0.25), m.tensor(0.75)).sqrt()
+            y %= y[()]
+            assert fw.unpack_dual(y).tangent.item() == expected
+
+
+def test_torch_vmap_refuses_an_index_put_its_one_sample_run_does():
+    """Known difference (docs/func.md, "a step torch runs on one sample"; fwd seed 435274):
+    an index_put of a sample by empty boolean keys: torch's vmap refuses the batched value's
+    shape, its plain run (and gradkit's per-sample vmap) writes nothing."""
+    assert _known_as(435274) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+
+
+def test_reverse_mode_jacfwd_meets_a_captured_write_torchs_reverse_mode_refuses_first():
+    """Known difference (docs/func.md, "where torch's reverse mode raises too"; fwd seed
+    376272): torch's jacfwd refuses floor_divide's missing forward formula; gradkit's (reverse
+    mode) goes on to exp_ of a captured int16 tensor, whose own cast error it raises where
+    torch's jacrev refuses the captured write first."""
+    assert _known_as(376272) == _AS_REVERSE_MODE
+
+
+def test_torch_index_add_refuses_its_double_tangent_under_jvp_of_grad():
+    """Known difference (docs/func.md, "scatter such a tangent into single-precision zeros";
+    fwd seed 386433): index_select's backward (index_add_) under torch's jvp of grad refuses
+    the float64 tangent of a float32 mean + 0.5."""
+    assert _known_as(386433) == "torch's double tangent of a single-precision output " \
+        "reaches an index_put, index_add or scatter, which refuses it"
+
+
+def test_vmap_of_an_empty_sample_amax_raises_torchs_per_sample_error():
+    """Known difference (docs/func.md, "an empty sample's `amax()` with no dim"; fwd seed
+    382254): both refuse; gradkit's per-sample vmap with torch's error for one sample."""
+    for seed in (382254, 432958):  # (432958: cat of an empty tensor and a 0-d sample)
+        assert _known_as(seed) == "both refuse a step under vmap: gradkit with torch's error " \
+            "for one sample, torch with its batched kernel's"
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        torch.func.vmap(lambda x: x.amax())(torch.zeros(2, 0, dtype=torch.float64))
+    with pytest.raises(RuntimeError) as one_sample:
+        torch.zeros(0, dtype=torch.float64).amax()
+    with pytest.raises(RuntimeError) as ours:
+        gradkit.func.vmap(lambda x: x.amax())(gradkit.zeros(2, 0, dtype=gradkit.float64))
+    assert str(ours.value) == str(one_sample.value)

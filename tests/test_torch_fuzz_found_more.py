@@ -896,6 +896,26 @@ def test_as_strided_scatter_self_gradient_is_known_before_a_shared_double_backwa
                      "written slice)")
 
 
+def test_as_strided_scatter_self_gradient_is_known_beside_an_ffts_signed_zeros():
+    """strided seed 162919: as_strided_scatter's gradient of self (documented) and, in the
+    values, irfftn's signed zeros (pocketfft's, documented) at once; the gradient of the
+    scatter's output agrees (retain_grad), so the Known takes both."""
+    program = Program("strided_breadth", (Leaf((1, 1), "complex64", True, layout="offset"),), (
+        Step("fb_as_strided_scatter", (0, 0), {"size": (1, 1), "stride": (0, 3),
+                                               "offset": None}),
+        Step("n_conv", (1, 1), {"kind": "conv3d", "shape": (1, 1, 1, 1, 1),
+                                "w": (1, 1, 1, 1, 1), "stride": 1, "padding": 1,
+                                "dilation": 1, "groups": 1}),
+        Step("fft_irfftn", (2,), {"s": (-1, 3), "dim": (2, 1), "norm": "backward"})),
+        False, 162919)
+    problems, known = diff_program(program)
+    assert problems == [] or known == ("as_strided_scatter's gradient of self is the "
+                                       "derivative (torch's is the written slice)")
+    mine, theirs = run(program, gradkit), run(program, torch)
+    assert [p.split(":")[0] for p in compare(mine, theirs._replace(
+        grads=mine.grads))] in ([], ["signed zero in values[3]"])
+
+
 def test_ldl_factor_of_a_non_finite_matrix_is_known():
     """ldl_factor of [[inf, inf], [inf, 1.65]]: gradkit's sytf2 meets a NaN pivot and reports
     it (info 2, and ldl_factor raises); torch's MKL leaves it (info 0). Documented (breadth

@@ -86,15 +86,23 @@ KNOWN_ZERO_BY_INPUT = {
 }
 
 
-def _folded_matrix_vector(input_meta) -> tuple | None:
+def _folded_matrix_vector(node) -> tuple | None:
     """matmul of a batched matrix and a vector: torch folds it into one ``mv``, whose
     matrix gradient keeps the zero tensor (other batched products: an ``mm``, which does not)."""
-    x, y = (None if meta is None else len(meta[0]) for meta in input_meta)
+    x, y = (None if meta is None else len(meta[0]) for meta in node.input_meta)
     return ("known", None) if x is not None and x >= 3 and y == 1 else None
 
 
-# nodes whose KNOWN_ZERO_BY_INPUT modes depend on their inputs' shapes: (input_meta) -> modes
-KNOWN_ZERO_BY_SHAPES = {"MatmulBackward0": _folded_matrix_vector}
+def _division_with_mode(node) -> tuple | None:
+    """div(x, y, rounding_mode=None) is DivBackward0's formula (breadth seed 1406905); a
+    rounded quotient's zeros_like gradients are plain zeros, as torch's (checked on 2.13)."""
+    return ("known", None) if node.params.get("rounding_mode") is None else None
+
+
+# nodes whose KNOWN_ZERO_BY_INPUT modes depend on their inputs' shapes or their parameters:
+# (node) -> modes
+KNOWN_ZERO_BY_NODE = {"MatmulBackward0": _folded_matrix_vector,
+                      "DivBackward2": _division_with_mode}
 
 
 def is_known_zero(g) -> bool:

@@ -28,7 +28,7 @@ from gradkit.autograd.batching import batch_shape, state as batch_state
 from gradkit.autograd.graph import FREED_MESSAGE, Node, SavedTensor, node_type
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.autograd.zero_grads import (
-    KNOWN_ZERO_BY_INPUT, KNOWN_ZERO_BY_SHAPES, PASSES_KNOWN_ZERO, KnownZero, is_known_zero,
+    KNOWN_ZERO_BY_INPUT, KNOWN_ZERO_BY_NODE, PASSES_KNOWN_ZERO, KnownZero, is_known_zero,
     known_zeros_by_input, known_zeros_for, plain)
 from gradkit.int_arguments import INT64, function_form
 from gradkit.numbers_hooks import passes_int
@@ -346,8 +346,8 @@ class Op:
                 if name in PASSES_KNOWN_ZERO:
                     return known_zeros_for(g, node, self.broadcast, edges, batch_shape())
                 modes = KNOWN_ZERO_BY_INPUT.get(name)
-                if modes is None and name in KNOWN_ZERO_BY_SHAPES:
-                    modes = KNOWN_ZERO_BY_SHAPES[name](node.input_meta)
+                if modes is None and name in KNOWN_ZERO_BY_NODE:
+                    modes = KNOWN_ZERO_BY_NODE[name](node)
                 if modes is not None:
                     computed = self.backward(node, (plain(g),), create_graph, edges)
                     return known_zeros_by_input(computed, g, node, self.broadcast, modes, edges,

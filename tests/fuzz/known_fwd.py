@@ -4,6 +4,7 @@ design, and torch's own forward-mode warts."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -68,9 +69,10 @@ def as_torchs_reverse_mode(program, mine: Result, theirs: Result) -> bool:
     if twin is None:
         return False
     reverse = run(dataclasses.replace(program, transform=twin), torch)
-    if mine.error is not None:
+    if mine.error is not None:  # (or a captured write torch's refuses first: fwd seed 376272)
         return reverse.error is not None and reverse.error[1:] == mine.error[1:] and \
-            _text(reverse.message) == _text(mine.message)
+            _text(reverse.message) == _text(mine.message) or \
+            captured_write_seen_at_return(program, mine, reverse)
     # (where one side is NaN, torch's jacrev spreads NaNs between outputs: see below)
     pairs = _differing(mine, reverse)
     return pairs is not None and all((np.isnan(a) | np.isnan(b)).all() for a, b in pairs)
@@ -101,6 +103,26 @@ def tangent_dtype(program, mine: Result, theirs: Result) -> bool:
     return not compare(mine._replace(grads=cast), theirs)
 
 
+_DOUBLE_SOURCE = ("got Float for the destination and Double for the source",
+                  "got ComplexFloat for the destination and ComplexDouble for the source")
+
+
+def torch_index_put_of_a_double_tangent(program, mine: Result, theirs: Result) -> bool:
+    """The double tangent of ``tangent_dtype`` reaching an indexing backward (index_put into
+    single-precision zeros: fwd seed 312638) or max's (a scatter, whose message names no dtype:
+    single-precision leaves, fwd seed 335948) under torch's jvp of grad: torch raises,
+    gradkit's tangents keep their outputs' dtype."""
+    if program.transform not in _FORWARD or mine.error is not None or theirs.error is None:
+        return False
+    if theirs.message.startswith("scatter(): Expected self.dtype to be equal to src.dtype"):
+        return all(leaf.dtype in ("float32", "complex64") for leaf in program.leaves)
+    if re.match(r"index_add_\(\): self \((Complex)?Float\) and source \((Complex)?Double\)",
+                theirs.message):  # (index_select's backward: fwd seed 386433)
+        return True
+    return "Index put requires the source and destination dtypes match" in theirs.message and \
+        theirs.message.endswith(_DOUBLE_SOURCE + tuple(text + "." for text in _DOUBLE_SOURCE))
+
+
 def _is_power(step) -> bool:
     return step.op in ("pow", "i_pow_") or step.params.get("op") == "**" or \
         step.params.get("fn") in ("pow", "float_power")
@@ -123,23 +145,61 @@ def torch_pow_tangent_of_a_real_operand(program, mine: Result, theirs: Result) -
     return False
 
 
-def _root(program, slot: int) -> int:
-    """The slot whose tensor ``slot`` is (an in-place step's output is its first input)."""
+def _root(program, slot: int, views: frozenset = frozenset(), values: list = ()) -> int:
+    """The slot whose tensor ``slot`` is (an in-place step's output is its first input), or,
+    following the ops in ``views`` too, whose memory it views; given the slots' ``values``,
+    a cast to the dtype its input has is that input too (``x.double()`` of a float64 x)."""
     leaves = len(program.leaves)
     if slot < leaves:
         return slot
     step = program.steps[slot - leaves]
-    return _root(program, step.inputs[0]) if OPS[step.op].inplace or OPS[step.op].same \
-        else slot
+    same_cast = step.op == "unary" and step.params.get("fn") in _CASTS and len(values) > slot \
+        and str(values[step.inputs[0]].dtype) == _CASTS[step.params["fn"]]
+    view = step.op in views and (step.op != "getitem" or _basic_key(step))
+    follow = OPS[step.op].inplace or OPS[step.op].same or view or same_cast
+    return _root(program, step.inputs[0], views, values) if follow else slot
+
+
+_CASTS = {"double": "float64", "float": "float32"}
+
+
+# the fuzz ops that return a view of their first input (torch's forward AD shares its tangent)
+_VIEWS = frozenset({"transpose", "unsqueeze", "squeeze", "expand", "slice", "permute",
+                    "view_flat", "t", "chunk_last", "v_basic_index", "v_view", "v_squeeze_all",
+                    "v_view_as", "v_expand_as", "v_view_as_real", "v_view_as_complex",
+                    "getitem"})  # (a getitem of a basic key: fwd seed 407977)
+
+
+def _basic_key(step) -> bool:
+    """A getitem of basic indices only (a view; advanced ones copy)."""
+    return all(part[0] in ("slice", "int", "none", "ellipsis") for part in step.params["key"])
 
 
 def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool:
-    """``x.mul_(x)`` (``x %= x``, ...) on a dual: torch's tangent formula reads the tangent
-    (and value) it has already updated in place (x t + x (x t) for 2 x t)."""
+    """``x.mul_(x)`` (``x %= x``, ``x.squeeze().mul_(x)``: fwd seed 322131, ...) on a dual:
+    torch's tangent formula reads the tangent (and value) it has already updated in place
+    (x t + x (x t) for 2 x t)."""
+    def root(slot: int) -> int:  # (a view or same-dtype cast: fwd seeds 372593, 357135)
+        return _root(program, slot, _VIEWS, mine.values)
     return program.transform in _FORWARD and any(
-        OPS[step.op].inplace and _root(program, step.inputs[0]) in
-        {_root(program, i) for i in step.inputs[1:]} for step in program.steps) and all(
-        p.startswith("grads") for p in compare(mine, theirs))
+        OPS[step.op].inplace and root(step.inputs[0]) in {root(i) for i in step.inputs[1:]}
+        for step in program.steps) and all(p.startswith("grads") for p in compare(mine, theirs))
+
+
+def torch_complex_tangent_of_a_real_copy(program, mine: Result, theirs: Result) -> bool:
+    """copy_ of a dual of the other kind (complex into real: fwd seed 319174, or real into
+    complex): torch's tangent of the tensor keeps the dual's kind, which what is computed from
+    it carries (a stack of it) or a later op's forward formula refuses (masked_fill's
+    view_as_real, gelu's complex kernel: fwd seeds 415201, 419291); gradkit's tangent has the
+    tensor's kind (of a real tensor: the real part, the derivative of the value copied)."""
+    if program.transform not in _FORWARD or not mine.values:
+        return False
+    copies = [k for k, step in enumerate(program.steps) if step.op in ("copy_", "i_copy_") and
+              (mine.values[step.inputs[0]].dtype.kind == "c") !=
+              (mine.values[step.inputs[1]].dtype.kind == "c")]
+    if copies and mine.error is None and theirs.error is not None:
+        return _phase_rank(theirs.error[0]) > (1, copies[0])
+    return bool(copies) and all(p.startswith("grads") for p in compare(mine, theirs))
 
 
 def torch_complex_silu_tangent(program, mine: Result, theirs: Result) -> bool:
@@ -155,9 +215,44 @@ def vmap_torch_refuses_what_batched_tensors_cannot_do(program, mine: Result,
     """torch's vmap refuses .item(), detach_() of a batched tensor, a write of mapped values
     into an unbatched one made inside; gradkit's per-sample vmap runs them."""
     refusal = ("vmap: ", "Can't detach views in-place")
-    return program.transform == "vmap" and theirs.error is not None and \
-        theirs.message.startswith(refusal) and (
-            mine.error is None or _phase_rank(mine.error[0]) >= _phase_rank(theirs.error[0]))
+    if program.transform != "vmap" or theirs.error is None or not (
+            mine.error is None or _phase_rank(mine.error[0]) >= _phase_rank(theirs.error[0])):
+        return False
+    if theirs.message.startswith(refusal) or _batched_into_unbatched(program, theirs):
+        return True
+    # or a step torch runs on one sample (an index_put of a batched value: fwd seed 435274)
+    single = _unbatched(program)
+    return theirs.error[0].startswith("step ") and (
+        single.error is None or _phase_rank(single.error[0]) > _phase_rank(theirs.error[0]))
+
+
+def _batched_into_unbatched(program, theirs: Result) -> bool:
+    """torch's refusal of a write of a batched value into an unbatched tensor that names the
+    batch as a broadcast dim ("output with shape [2] doesn't match the broadcast shape [3, 2]":
+    add_ into a reciprocal of an unmapped input, fwd seed 327785)."""
+    found = re.match(r"output with shape \[(.*)\] doesn't match the broadcast shape \[(.*)\]$",
+                     theirs.message)
+    batch = str(2 + program.seed % 2)  # (transforms.py's batch)
+    return found is not None and found[2] == ", ".join(x for x in (batch, found[1]) if x)
+
+
+def _unbatched(program) -> Result:
+    """torch's run of the program on one sample (no transform)."""
+    import torch
+    return run(dataclasses.replace(program, transform=""), torch)
+
+
+def vmap_refusal_is_torchs_for_one_sample(program, mine: Result, theirs: Result) -> bool:
+    """Both refuse a step under vmap: gradkit's per-sample vmap with torch's own error for one
+    sample, torch's vmap with its batched kernel's (amax of empty samples: "Expected reduction
+    dim 1 to have non-zero size", fwd seed 382254; cat of a 0-d sample: "Dimension out of
+    range", fwd seed 432958)."""
+    if program.transform != "vmap" or mine.error is None or theirs.error is None or \
+            mine.error[0] != theirs.error[0]:
+        return False
+    single = _unbatched(program)
+    return single.error is not None and single.error[0] == mine.error[0] and \
+        single.message == mine.message
 
 
 def _empty(program, mine: Result) -> bool:
@@ -189,6 +284,18 @@ def _differing(mine: Result, theirs: Result) -> list | None:
             differ = ~np.isclose(a, b, rtol=2e-3, atol=1e-6, equal_nan=True)
         pairs.append((a[differ], b[differ]))
     return pairs
+
+
+def torch_prod_backward_under_func(program, mine: Result, theirs: Result) -> bool:
+    """prod's backward under torch.func: its wrapped tensors count as tensor subclasses, for
+    which torch always takes prod_safe_zeros_backward (the products of the others), finite
+    beside an inf where out / x (torch's plain autograd's, gradkit's) is NaN (fwd seed
+    333286)."""
+    if program.transform in ("", "dual", "vmap") or not any(
+            step.op == "prod_dim" for step in program.steps):
+        return False
+    pairs = _differing(mine, theirs)
+    return bool(pairs) and all(np.isnan(a).all() for a, _ in pairs)
 
 
 def torch_tangent_of_an_empty_mean(program, mine: Result, theirs: Result) -> bool:
@@ -224,10 +331,13 @@ def nan_placement_in_jacobians(program, mine: Result, theirs: Result) -> bool:
 
 def inner_detach_under_jvp(program, mine: Result, theirs: Result) -> bool:
     """A detach_() inside grad nested in jvp: torch detaches from grad's level only, its jvp
-    still pushes the tangent through; gradkit's (a backward pass) does not."""
+    still pushes the tangent through (into an op without a forward formula, which raises:
+    floor_divide_, fwd seed 337639); gradkit's (a backward pass) does not."""
+    refused = mine.error is None and theirs.error is not None and \
+        theirs.message.startswith("Trying to use forward AD with")
     return program.transform in ("jvp_of_grad", "hessian") and any(
-        step.op == "i_detach_" for step in program.steps) and _differing(
-        mine, theirs) is not None
+        step.op == "i_detach_" for step in program.steps) and (
+            refused or _differing(mine, theirs) is not None)
 
 
 def input_captured_too(program, mine: Result, theirs: Result) -> bool:
@@ -255,10 +365,14 @@ def vmap_in_place_broadcast(program, mine: Result, theirs: Result) -> bool:
 
 
 def _leaf_sources(program, slot: int) -> set:
+    """The leaves ``slot``'s value is computed from (a view_as / expand_as takes only its
+    shape from the second tensor: fwd seed 339583)."""
     leaves = len(program.leaves)
     if slot < leaves:
         return {slot}
-    return set().union(*(_leaf_sources(program, i) for i in program.steps[slot - leaves].inputs))
+    step = program.steps[slot - leaves]
+    inputs = step.inputs[:1] if step.op in ("v_view_as", "v_expand_as") else step.inputs
+    return set().union(*(_leaf_sources(program, i) for i in inputs))
 
 
 def write_into_a_view_of_a_captured_tensor(program, mine: Result, theirs: Result) -> bool:

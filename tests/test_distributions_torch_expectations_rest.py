@@ -95,6 +95,11 @@ _NEARLY_SINGULAR = [[0.8152487277984619, 0.16360799968242645, 0.5341378450393677
 
 
 def test_cholesky_of_a_nearly_singular_draw_as_torch():
+    from cpu_kernels import torch_runs_avx512_kernels  # (it needs torch, as this test)
+    if torch_runs_avx512_kernels():
+        pytest.skip("MKL's AVX-512 potrf finds this float32 matrix not positive-definite by "
+                    "rounding; its AVX2 one (CI's CPUs) factors it, as gradkit")
+
     def program(m):
         x = m.tensor(_NEARLY_SINGULAR, requires_grad=True)
         lower = m.linalg.cholesky(x)

@@ -149,6 +149,9 @@ _unmatched_rows_out.defvjp(
     lambda g, scores, value, rows, out: matmul(
         transpose(_recomputed_weights(scores, rows), -2, -1), g),
     None)
+# (torch has no forward AD for its flash kernel) the rows are linear in the values alone
+_unmatched_rows_out.defjvp(
+    None, lambda t, scores, value, rows, out: _unmatched_rows_out(scores, t, rows), None)
 
 
 @op(batchable=True, node_name="MaskedFillBackward0")

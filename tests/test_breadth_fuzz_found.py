@@ -2605,3 +2605,22 @@ def test_division_with_a_rounding_mode_passes_a_known_zero_to_its_dividend(mode,
         return str([None if t is None else t.item()
                     for t in m.autograd.grad(g, [a, y], allow_unused=True)])
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("exponent", [2, 3, 2.0, 3.0, 2 + 0j])
+def test_complex_square_and_cube_by_a_number_are_products(dtype, exponent):
+    """torch computes a complex x ** 2 and x ** 3 as x * x (* x); NumPy's power made
+    (-0 + 0j) ** 2 0 + 0j where the product is 0 - 0j (strided seed 324466: an in-place
+    x **= 2.0 read by view_as_real). Every pair of parts from a grid of specials, bit for bit."""
+    parts = [0.0, -0.0, 1.0, -1.5, math.inf, -math.inf, math.nan, 2.5]
+    values = np.array([complex(a, b) for a in parts for b in parts], dtype=dtype)
+
+    def program(m):
+        x = m.tensor(values)
+        return [m.view_as_real(x ** exponent), m.view_as_real(x.clone().pow_(exponent))]
+    for ours, theirs in zip(program(gradkit), program(torch), strict=True):
+        ours, theirs = ours.numpy(), theirs.numpy()
+        np.testing.assert_array_equal(ours, theirs)  # (NaN where NaN)
+        signed = ~np.isnan(theirs)  # a NaN's sign bit is the CPU's
+        np.testing.assert_array_equal(np.signbit(ours[signed]), np.signbit(theirs[signed]))

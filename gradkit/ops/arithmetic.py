@@ -255,7 +255,9 @@ _PRODUCT_POWERS = {
     "f": {-0.5: lambda xp, x: 1 / xp.sqrt(x), 3: lambda xp, x: x * x * x,
           -2: lambda xp, x: 1 / (x * x)},
     "c": {0.5: lambda xp, x: xp.sqrt(x), -0.5: lambda xp, x: 1 / xp.sqrt(x),
-          -1: lambda xp, x: _inverse(xp, x), -2: lambda xp, x: _inverse(xp, x * x)},
+          -1: lambda xp, x: _inverse(xp, x), -2: lambda xp, x: _inverse(xp, x * x),
+          2: lambda xp, x: x * x, 3: lambda xp, x: x * x * x},  # (NumPy's power: (-0 + 0j)²
+    # is 0 + 0j, torch's product 0 - 0j)
 }
 
 

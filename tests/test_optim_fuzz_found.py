@@ -252,3 +252,25 @@ def test_single_precision_lbfgs_whose_double_run_differs_as_known_noise():
     problems, known = diff_program(generate(RandomDrawer(201557), "optim"))
     assert problems and known == "LBFGS in single precision: its convergence tests compare " \
         "rounding noise"
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_state_lists_its_keys_in_torchs_order(line_search_fn):
+    """torch's LBFGS writes d, t, the history (old_dirs, old_stps, ro, H_diag) and the
+    previous gradient and loss at the end of its first step, in that order, so its state and
+    state_dict list them so; gradkit wrote the history first (seen beside optim seed 318744)."""
+    def keys(m):
+        w = m.tensor([1.0, -2.0], requires_grad=True)
+        optimizer = m.optim.LBFGS([w], lr=0.5, history_size=2, line_search_fn=line_search_fn)
+
+        def closure():
+            optimizer.zero_grad()
+            loss = ((w - 3) ** 2).sum() + (w ** 4).sum()
+            loss.backward()
+            return loss
+        orders = []
+        for _ in range(3):
+            optimizer.step(closure)
+            orders.append(list(optimizer.state[w]))
+        return orders, list(optimizer.state_dict()["state"][0])
+    assert keys(gradkit) == keys(torch)

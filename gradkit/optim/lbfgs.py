@@ -273,5 +273,9 @@ class LBFGS(Optimizer):
                 break
             if abs(loss - prev_loss) < tolerance_change:
                 break
-        state.update(d=d, t=t, prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
+        # torch writes its state here, in this order (a state_dict lists it so): the first
+        # time, the history goes after d and t
+        history = {} if "d" in state else {
+            key: state.pop(key) for key in ("old_dirs", "old_stps", "ro", "H_diag")}
+        state.update(d=d, t=t, **history, prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         return orig_loss

@@ -314,3 +314,15 @@ def test_ex_forms_differentiate_their_failed_matrices_as_torch(fn, singular):
     for e, g in zip(expected[:3], got[:3]):
         np.testing.assert_allclose(g, e, rtol=1e-12)  # NaN and inf where torch's are
     assert got[3] == expected[3]
+
+
+def test_inv_ex_of_a_matrix_singular_to_openblas_only_returns_as_torch():
+    """1..9 in a 3x3: getrf's rounding (gradkit's, MKL's) leaves no zero pivot, so info is 0 as
+    torch's, but OpenBLAS's inverse meets an exact 0; inv_ex raised it. Now it returns getrf's
+    substitution: finite rounding noise of 1e15 (torch's is other noise of that size)."""
+    a = np.stack([np.arange(1., 10.).reshape(3, 3), np.eye(3)])
+    with np.errstate(all="ignore"):
+        expected, got = (m.linalg.inv_ex(m.tensor(a)) for m in (torch, gradkit))
+    assert got.info.tolist() == expected.info.tolist() == [0, 0]
+    assert np.isfinite(got.inverse.numpy()).all() and np.abs(got.inverse.numpy()[0]).min() > 1e14
+    np.testing.assert_allclose(got.inverse.numpy()[1], expected.inverse.numpy()[1])

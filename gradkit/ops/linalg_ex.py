@@ -66,7 +66,10 @@ def inv_ex(A, *, check_errors: bool = False):  # noqa: N803 - torch's name
                    half=low_precision("linalg.inv"))
     info = _info(A, kind="lu")
     if not _failed(info):
-        return InvExResult(inv(A), info)
+        try:
+            return InvExResult(inv(A), info)
+        except LinAlgError:  # OpenBLAS met an exact 0 pivot that getrf's rounding (MKL's) missed
+            return InvExResult(_inv_unfinished(A), info)
     if check_errors:
         index, pivot = _first_failure(info)
         raise LinAlgError(f"linalg.inv_ex: {_batch_prefix(A, index)}The diagonal element {pivot} "
@@ -82,8 +85,12 @@ def _inv_unfinished(xp, x):
     gradkit gave them 0 (the scan of opinfo_layout.py's expanded, singular, matrices)."""
     failed = (getrf(xp, x)[2] > 0)[..., None, None]
     eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
-    good = inv.forward(xp, xp.where(failed, eye, x))
-    return xp.where(failed, _unfinished.forward(xp, x, eye, kind="lu"), good)
+    unfinished = _unfinished.forward(xp, x, eye, kind="lu")
+    try:
+        good = inv.forward(xp, xp.where(failed, eye, x))
+    except LinAlgError:  # singular to OpenBLAS only: getrf's substitution, as info says 0
+        return unfinished
+    return xp.where(failed, unfinished, good)
 
 
 _inv_unfinished.defvjp(inv_vjp)

@@ -48,6 +48,13 @@ def _laid_out_differences(name: str, variant: str, layouts: list, dtype) -> list
     ("mean", "op", ["transposed"], "complex128"),
     ("all", "op", ["transposed"], "float64"),
     ("any", "op", ["transposed"], "float64"),
+    # expanded square matrices are singular: torch's _LinAlgError is gradkit's LinAlgError,
+    # and the _ex forms differentiate the failed matrices (NaN, inf; gradkit gave 0)
+    ("linalg.inv", "op", ["expanded"], "complex128"),
+    ("linalg.solve", "op", ["expanded"], "float64"),
+    ("linalg.inv_ex", "op", ["expanded"], "float64"),
+    ("linalg.solve_ex", "op", ["expanded"], "float64"),
+    ("linalg.solve_ex", "op", ["expanded"], "complex128"),
 ])
 def test_laid_out_samples_agree_with_torch(name, variant, layouts, dtype):
     differing = _laid_out_differences(name, variant, layouts, getattr(torch, dtype))
@@ -269,3 +276,53 @@ def test_stft_gradient_of_an_expanded_input():
     np.testing.assert_allclose(got, grad(torch, x.contiguous(), w), rtol=1e-12)
     np.testing.assert_allclose(got.sum(), expected.sum(), rtol=1e-12)
     assert np.ptp(expected) == 0 and np.ptp(got) > 0
+
+
+def _singular_ex(m, fn, a, b, t_a):
+    """fn's value, A's gradient, and its tangent along ``t_a``, of a batch whose first matrix is
+    singular; the error (its type's name) where create_graph refuses, as torch's."""
+    leaf = m.tensor(a, requires_grad=True)
+    out = fn(m, leaf, m.tensor(b))
+    weight = m.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))
+    grad, = m.autograd.grad((out * weight).sum(), [leaf])
+    try:
+        m.autograd.grad((out * weight).sum(), [leaf], create_graph=True)
+        refused = None
+    except RuntimeError as e:
+        refused = type(e).__name__.lstrip("_")
+    fwd = m.autograd.forward_ad
+    with fwd.dual_level():
+        tangent = fwd.unpack_dual(fn(m, fwd.make_dual(m.tensor(a), m.tensor(t_a)),
+                                     m.tensor(b))).tangent
+    return out.detach().numpy(), grad.numpy(), tangent.numpy(), refused
+
+
+@pytest.mark.parametrize("fn", [lambda m, a, b: m.linalg.inv_ex(a).inverse,
+                                lambda m, a, b: m.linalg.solve_ex(a, b).result,
+                                lambda m, a, b: m.linalg.solve_ex(a, b[..., 0]).result],
+                         ids=["inv_ex", "solve_ex", "solve_ex_vector"])
+@pytest.mark.parametrize("singular", [[[0., 0.], [0., 1.]], [[1., 2.], [2., 4.]],
+                                      [[0., 0.], [0., 0.]]])
+def test_ex_forms_differentiate_their_failed_matrices_as_torch(fn, singular):
+    """torch's inv_ex/solve_ex nodes run inv's and solve's formulas over every matrix, the
+    failed ones too (through the NaN/inf inverse, or A's LU unchecked); create_graph solves
+    anew and raises for solve_ex; gradkit gave the failed matrices 0 (opinfo_layout scan)."""
+    a = np.stack([np.array(singular), 2.5 * np.eye(2)])
+    b, t_a = np.array([[[1.], [2.]], [[3.], [4.]]]), np.linspace(-1, 1, 8).reshape(2, 2, 2)
+    with np.errstate(all="ignore"):
+        expected, got = (_singular_ex(m, fn, a, b, t_a) for m in (torch, gradkit))
+    for e, g in zip(expected[:3], got[:3]):
+        np.testing.assert_allclose(g, e, rtol=1e-12)  # NaN and inf where torch's are
+    assert got[3] == expected[3]
+
+
+def test_inv_ex_of_a_matrix_singular_to_openblas_only_returns_as_torch():
+    """1..9 in a 3x3: getrf's rounding (gradkit's, MKL's) leaves no zero pivot, so info is 0 as
+    torch's, but OpenBLAS's inverse meets an exact 0; inv_ex raised it. Now it returns getrf's
+    substitution: finite rounding noise of 1e15 (torch's is other noise of that size)."""
+    a = np.stack([np.arange(1., 10.).reshape(3, 3), np.eye(3)])
+    with np.errstate(all="ignore"):
+        expected, got = (m.linalg.inv_ex(m.tensor(a)) for m in (torch, gradkit))
+    assert got.info.tolist() == expected.info.tolist() == [0, 0]
+    assert np.isfinite(got.inverse.numpy()).all() and np.abs(got.inverse.numpy()[0]).min() > 1e14
+    np.testing.assert_allclose(got.inverse.numpy()[1], expected.inverse.numpy()[1])

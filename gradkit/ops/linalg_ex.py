@@ -14,12 +14,13 @@ import numpy as np
 
 from gradkit import return_types
 from gradkit.ops._op import op
-from gradkit.ops.linalg_lu import _solve_packed, getrf
+from gradkit.backend import get_array_module
+from gradkit.ops.linalg_lu import _lu_solve, _solve_packed, getrf
 from gradkit.ops.linalg_solvers import (
-    LinAlgError, _batch_prefix, _cholesky, _cholesky_jvp, _cholesky_parts, _cholesky_vjp,
-    _is_vector_rhs, check_matrices, cholesky, host, inv, low_precision, solve)
-from gradkit.ops.piecewise import where
-from gradkit.ops.shape import unsqueeze
+    LinAlgError, _as_columns, _batch_prefix, _cholesky, _cholesky_jvp, _cholesky_parts,
+    _cholesky_vjp, _is_vector_rhs, _solve, check_matrices, cholesky, host, inv, inv_jvp, inv_vjp,
+    low_precision, mH, solve, solve_jvp, solve_vjp_a)
+from gradkit.ops.shape import squeeze
 from gradkit.ops.unary_helpers import kernel_error
 
 InvExResult = return_types.linalg_inv_ex
@@ -37,31 +38,20 @@ def _info(xp, x, *, kind):
 
 
 @op(name="linalg_ex_unfinished")
-def _unfinished(xp, a, b, *, kind, upper=False, left=True):
+def _unfinished(xp, a, b, *, kind, upper=False):
     """What LAPACK returns for matrices it could not finish (a constant, no gradient)."""
     if kind == "cholesky":  # upper: U is the lower factor of a^T, transposed (as _cholesky)
         factor = xp.asarray(_cholesky_parts(xp.swapaxes(a, -1, -2) if upper else a)[0])
         return xp.swapaxes(factor, -1, -2) if upper else factor
-    if not left:  # X A = B solved as A^T X^T = B^T
-        a, b = xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2)
     lu, pivots, _ = getrf(xp, a)
     with np.errstate(invalid="ignore", over="ignore"):
         vector = _is_vector_rhs(a, b)
         x = _solve_packed(xp, lu, pivots, b[..., None] if vector else b, False)
-    x = x[..., 0] if vector else x
-    return x if left else xp.swapaxes(x, -1, -2)
+    return x[..., 0] if vector else x
 
 
 def _failed(info):
     return bool(host(info).any())
-
-
-def _with_unfinished(info, good, unfinished, matrix_dims: int = 2):
-    """The good values where info is 0, LAPACK's leftovers elsewhere."""
-    mask = info > 0
-    for _ in range(matrix_dims):
-        mask = unsqueeze(mask, -1)
-    return where(mask, unfinished, good)
 
 
 def _first_failure(info) -> tuple[int, int]:
@@ -70,28 +60,41 @@ def _first_failure(info) -> tuple[int, int]:
     return index, int(flat[index])
 
 
-def _identity_where_failed(x, info):
-    """x with its failed matrices replaced by the identity (so the regular op runs)."""
-    n = x.shape[-1]
-    eye = x.new_tensor(np.eye(n), dtype=x.dtype)
-    return _with_unfinished(info, x, eye)
-
-
 def inv_ex(A, *, check_errors: bool = False):  # noqa: N803 - torch's name
     """(inverse, info): info is getrf's first zero pivot (0: x is invertible)."""
     check_matrices("linalg.inv", A._data,  # torch's inv_ex checks under inv's name
                    half=low_precision("linalg.inv"))
     info = _info(A, kind="lu")
     if not _failed(info):
-        return InvExResult(inv(A), info)
+        try:
+            return InvExResult(inv(A), info)
+        except LinAlgError:  # OpenBLAS met an exact 0 pivot that getrf's rounding (MKL's) missed
+            return InvExResult(_inv_unfinished(A), info)
     if check_errors:
         index, pivot = _first_failure(info)
         raise LinAlgError(f"linalg.inv_ex: {_batch_prefix(A, index)}The diagonal element {pivot} "
                           "is zero, the inversion could not be completed because the input matrix "
                           "is singular.")
-    eye = A.new_tensor(np.broadcast_to(np.eye(A.shape[-1]), tuple(A.shape)), dtype=A.dtype)
-    good = inv(_identity_where_failed(A, info))
-    return InvExResult(_with_unfinished(info, good, _unfinished(A, eye, kind="lu")), info)
+    return InvExResult(_inv_unfinished(A), info)
+
+
+@op(save="result", node_name="LinalgInvExBackward0", name="linalg_inv_ex")
+def _inv_unfinished(xp, x):
+    """inv_ex's inverses where some matrix failed: getrs's leftovers there (inf, NaN). torch's
+    node differentiates every matrix by inv's formula, the failed ones' too (NaN, inf), where
+    gradkit gave them 0 (the scan of opinfo_layout.py's expanded, singular, matrices)."""
+    failed = (getrf(xp, x)[2] > 0)[..., None, None]
+    eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
+    unfinished = _unfinished.forward(xp, x, eye, kind="lu")
+    try:
+        good = inv.forward(xp, xp.where(failed, eye, x))
+    except LinAlgError:  # singular to OpenBLAS only: getrf's substitution, as info says 0
+        return unfinished
+    return xp.where(failed, unfinished, good)
+
+
+_inv_unfinished.defvjp(inv_vjp)
+_inv_unfinished.defjvp(inv_jvp)
 
 
 def cholesky_ex(x, *, upper: bool = False, check_errors: bool = False):
@@ -137,7 +140,43 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):  # noqa: N
         index, _ = _first_failure(info)
         raise LinAlgError(f"torch.linalg.solve_ex: {_batch_prefix(A, index)}The solver failed "
                           "because the input matrix is singular.")
-    good = solve(_identity_where_failed(A, info), B, left=left)
-    leftover = _unfinished(A, B, kind="lu", left=left)
-    vector = left and _is_vector_rhs(A, B)
-    return SolveExResult(_with_unfinished(info, good, leftover, 1 if vector else 2), info)
+    if left:
+        return SolveExResult(_solve_unfinished(A, B), info)
+    # X A = B as A^T X^T = B^T, as LAPACK's solve of it (torch's too)
+    return SolveExResult(_solve_unfinished(A.mT, B.mT).mT, info)
+
+
+@op(save=("a", "result"), broadcast=True, node_name="LinalgSolveExBackward0",
+    name="linalg_solve_ex")
+def _solve_unfinished(xp, a, b):
+    """solve_ex's solutions where some A failed: the LU substitution's there (inf, NaN). torch's
+    node differentiates those by solve's formula through A's LU, unchecked (inf, NaN), where
+    gradkit gave them 0 (opinfo_layout.py's expanded, singular, matrices)."""
+    failed = getrf(xp, a)[2] > 0
+    eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    good = _solve.forward(xp, xp.where(failed[..., None, None], eye, a), b)
+    mask = failed.reshape(failed.shape + (1,) * (1 if _is_vector_rhs(a, b) else 2))
+    return xp.where(mask, _unfinished.forward(xp, a, b, kind="lu"), good)
+
+
+def _through_lu(a, rhs, adjoint=False):
+    """A^{-1} rhs (``adjoint``: A^{-H} rhs) through A's LU, unchecked, as torch's solve_ex
+    backward and jvp: a zero pivot gives inf and NaN. Under create_graph torch's backward
+    solves anew, checked: a singular A raises."""
+    data = getattr(a, "_data", a)
+    if data is not a:  # a tensor: create_graph, or forward mode
+        if adjoint:
+            return solve(mH(a), rhs)
+        a = data
+    lu, pivots, _ = getrf(get_array_module(data), data)
+    return _lu_solve(lu, pivots, rhs, adjoint=adjoint)
+
+
+def _unfinished_vjp_b(g, a, x):
+    gb = _through_lu(a, _as_columns(a, g), adjoint=True)
+    return squeeze(gb, -1) if _is_vector_rhs(a, x) else gb
+
+
+_solve_unfinished.defvjp(lambda g, a, x: solve_vjp_a(g, a, x, _unfinished_vjp_b), _unfinished_vjp_b)
+_solve_unfinished.defjvp_all(
+    lambda tangents, a, x: solve_jvp(tangents[0], tangents[1], a, x, _through_lu))

@@ -109,8 +109,16 @@ def inv(xp, x):
     return _nan_where(xp, x, infinite, xp.linalg.inv, 2)
 
 
-inv.defvjp(lambda g, out: -matmul(mH(out), matmul(g, mH(out))))
-inv.defjvp(lambda t, out: -matmul(out, matmul(t, out)))
+def inv_vjp(g, out):
+    return -matmul(mH(out), matmul(g, mH(out)))
+
+
+def inv_jvp(t, out):  # torch's order, (A^{-1} dA) A^{-1}: the same inf and NaN
+    return -matmul(matmul(out, t), out)
+
+
+inv.defvjp(inv_vjp)
+inv.defjvp(inv_jvp)
 inv.name, inv.profiler_name = "linalg_inv", "gradkit::linalg_inv"
 inv.input_keywords = ("A",)  # torch.linalg.inv(A=)
 
@@ -202,21 +210,23 @@ def _solve_vjp_b(g, a, x):
         return g * float("nan")
 
 
-def _solve_vjp_a(g, a, x):
-    gb = _as_columns(a, _solve_vjp_b(g, a, x))
+def solve_vjp_a(g, a, x, vjp_b=_solve_vjp_b):
+    """gA = -gB X^H, gB by ``vjp_b`` (solve_ex's failed matrices: through A's LU)."""
+    gb = _as_columns(a, vjp_b(g, a, x))
     return -matmul(gb, mH(_as_columns(a, x)))
 
 
-def _solve_jvp(tangent_a, tangent_b, a, x):
+def solve_jvp(tangent_a, tangent_b, a, x, solver=None):
+    """dX = A^{-1} (dB - dA X), solved by ``solver`` (default: solve)."""
     rhs = (0.0 if tangent_b is None else _as_columns(a, tangent_b))
     if tangent_a is not None:
         rhs = rhs - matmul(tangent_a, _as_columns(a, x))
-    out = solve(a, rhs)
+    out = (solver or solve)(a, rhs)
     return squeeze(out, -1) if _is_vector_rhs(a, x) else out
 
 
-_solve.defvjp(_solve_vjp_a, _solve_vjp_b)
-_solve.defjvp_all(lambda tangents, a, x: _solve_jvp(tangents[0], tangents[1], a, x))
+_solve.defvjp(solve_vjp_a, _solve_vjp_b)
+_solve.defjvp_all(lambda tangents, a, x: solve_jvp(tangents[0], tangents[1], a, x))
 _solve.name, _solve.profiler_name = "linalg_solve", "gradkit::linalg_solve"
 
 

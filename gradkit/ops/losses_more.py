@@ -233,7 +233,9 @@ def _binary_cross_entropy(xp, x, target, weight, reduction="mean"):
 
 def _bce_slopes(x, target, weight):
     """d loss / d x: (x - t) / max(x (1 - x), 1e-12); d loss / d t: -logit(x) (torch's)."""
-    d_x = (x - target) / clamp(x * (1 - x), min=_EPSILON)
+    spread = x * (1 - x)  # NumPy's product of 0-d arrays is a scalar, which clamp refuses
+    d_x = (x - target) / clamp(np.asarray(spread) if isinstance(spread, np.generic) else spread,
+                               min=_EPSILON)
     d_target = -logit(x)
     if weight is not None:
         d_x, d_target = d_x * weight, d_target * weight

@@ -315,7 +315,7 @@ SAMPLES.update({
         G.linalg.matrix_exp(a), G.linalg.householder_product(a, b[:2, 0])),
         lambda: (R(3, 3), R(3, 2))),
     "linalg_ex": (lambda a, b, m: (
-        G.linalg.inv_ex(a * m).inverse, G.linalg.solve_ex(a * m, b).result,
+        G.linalg.inv_ex(a * m).inverse, G.linalg.solve_ex((a * m).detach(), b.detach()).result,
         G.linalg.cholesky_ex(a @ a.mT * m + _identity(a) * m).L),
         lambda: (R(2, 3, 3), R(2, 3), M([[[True]], [[False]]]))),
     "rearrange": (lambda x, v: (

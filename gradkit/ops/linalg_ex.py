@@ -37,9 +37,8 @@ def _info(xp, x, *, kind):
     return xp.asarray(_cholesky_parts(x)[1])
 
 
-@op(name="linalg_ex_unfinished")
 def _unfinished(xp, a, b, *, kind, upper=False):
-    """What LAPACK returns for matrices it could not finish (a constant, no gradient)."""
+    """What LAPACK returns for matrices it could not finish (the ops below differentiate it)."""
     if kind == "cholesky":  # upper: U is the lower factor of a^T, transposed (as _cholesky)
         factor = xp.asarray(_cholesky_parts(xp.swapaxes(a, -1, -2) if upper else a)[0])
         return xp.swapaxes(factor, -1, -2) if upper else factor
@@ -85,7 +84,7 @@ def _inv_unfinished(xp, x):
     gradkit gave them 0 (the scan of opinfo_layout.py's expanded, singular, matrices)."""
     failed = (getrf(xp, x)[2] > 0)[..., None, None]
     eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
-    unfinished = _unfinished.forward(xp, x, eye, kind="lu")
+    unfinished = _unfinished(xp, x, eye, kind="lu")
     try:
         good = inv.forward(xp, xp.where(failed, eye, x))
     except LinAlgError:  # singular to OpenBLAS only: getrf's substitution, as info says 0
@@ -121,7 +120,7 @@ def _cholesky_unfinished(xp, x, *, upper=False):
     failed = xp.asarray(_cholesky_parts(xp.swapaxes(x, -1, -2) if upper else x)[1] > 0)
     eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
     good = _cholesky.forward(xp, xp.where(failed[..., None, None], eye, x), upper=upper)
-    unfinished = _unfinished.forward(xp, x, x, kind="cholesky", upper=upper)
+    unfinished = _unfinished(xp, x, x, kind="cholesky", upper=upper)
     return xp.where(failed[..., None, None], unfinished, good)
 
 
@@ -156,7 +155,7 @@ def _solve_unfinished(xp, a, b):
     eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
     good = _solve.forward(xp, xp.where(failed[..., None, None], eye, a), b)
     mask = failed.reshape(failed.shape + (1,) * (1 if _is_vector_rhs(a, b) else 2))
-    return xp.where(mask, _unfinished.forward(xp, a, b, kind="lu"), good)
+    return xp.where(mask, _unfinished(xp, a, b, kind="lu"), good)
 
 
 def _through_lu(a, rhs, adjoint=False):

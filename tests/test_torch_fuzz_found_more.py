@@ -4433,3 +4433,26 @@ def test_add_with_an_infinite_alpha_of_rounding_noise_is_known():
     finite = dataclasses.replace(program, steps=tuple(
         s._replace(params={"s": 2.0}) if s.op == "b_add_alpha" else s for s in program.steps))
     assert diff_program(finite)[0] == []
+
+
+def test_a_copy_from_a_conj_view_of_its_destination_is_known():
+    """Known (docs/numerics.md, "reads elements it has already written"; conj_views seed
+    327845): x[..., 0:2] = x.conj()[..., :1] reads the source whole here (both elements
+    conj(x0)); torch's copy_ kernel reads x0 after writing it. A copy from a conj view of
+    another tensor agrees, and is not this entry."""
+    def program(m, itself):
+        x = m.tensor([[1 + 1j, 2 + 2j]])
+        source = (x if itself else x.clone()).conj()
+        x[..., 0:2] = source[..., :1]
+        return x.tolist()
+    assert program(gradkit, True) == [[1 - 1j, 1 - 1j]]
+    # torch's elements read x0 before or after its write, as its loop (its CPU's) goes
+    assert all(v in (1 - 1j, 1 + 1j) for v in program(torch, True)[0])
+    assert program(gradkit, False) == program(torch, False)
+    problems, known = diff_program(generate(RandomDrawer(327845), "conj_views"))
+    assert not problems or known.startswith("a copy from a conj view of its own destination")
+    other = generate(RandomDrawer(327845), "conj_views")
+    steps = list(other.steps)
+    steps[1] = steps[1]._replace(inputs=(0,))  # conj of the leaf, not of the written clone
+    problems, known = diff_program(dataclasses.replace(other, steps=tuple(steps)))
+    assert not problems

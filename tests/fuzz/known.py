@@ -1436,6 +1436,24 @@ def _cov_of_noise_over_zero(program, mine: Result, theirs: Result) -> bool:
         not np.isfinite(b[differ]).any()
 
 
+def _copy_from_a_conj_view_of_itself(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is a write (``x[...] = y``, ``x.copy_(y)``) from a conj view
+    of x itself: torch's copy_ handles the conj bit in its kernel, which reads elements it has
+    already written (an expanded source: its result depends on its loop order); gradkit reads
+    the source whole first (conj_views seed 327845)."""
+    first = _first_differing_value(program, mine, theirs)
+    if first is None:
+        return False
+    writes = _writes_into(program, mine, first[1])
+    step = program.steps[writes[-1]] if writes else first[0]
+    if step.op not in ("setitem", "copy_", "i_copy_"):
+        return False
+    destination, source = step.inputs[:2]
+    k = source - len(program.leaves)
+    return 0 <= k < len(program.steps) and program.steps[k].op == "v_conj" and \
+        mine.slots[program.steps[k].inputs[0]] == mine.slots[destination]
+
+
 def _copysign_by_a_nan(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is copysign(x, y)'s where y is NaN only: it reads the sign
     bit of a NaN, which the op that made it chose (NumPy's log of a negative is -nan, torch's
@@ -2330,6 +2348,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "multiplies the incoming gradient by", _softplus_backward_overflow),
     Known("a step that turns a rounding difference of its input into another number",
           "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
+    Known("a copy from a conj view of its own destination: torch's kernel reads what it wrote",
+          "docs/numerics.md", "reads elements it has already written",
+          _copy_from_a_conj_view_of_itself),
     Known("cov with no degree of freedom: rounding noise over 0 is inf of its sign",
           "docs/numerics.md", "with no degree of freedom divides", _cov_of_noise_over_zero),
     Known("an in-place division by zero of a dividend that agrees but for rounding",

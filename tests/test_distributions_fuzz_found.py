@@ -170,7 +170,7 @@ _NOISE_SEEDS = {1411: "made from one tensor", 1870: "made from one tensor",
                 443: "rounding difference", 6994: "rounding difference",
                 8390: "scaled to the edge", 18346: "scaled to the edge",
                 19448: "rounding difference", 34170: "Kumaraswamy variance",
-                37067: "rounding difference"}
+                37067: "rounding difference", 329437: "Kumaraswamy variance"}
 
 
 @pytest.mark.parametrize("seed", sorted(_NOISE_SEEDS))

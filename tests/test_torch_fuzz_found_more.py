@@ -4456,3 +4456,19 @@ def test_a_copy_from_a_conj_view_of_its_destination_is_known():
     steps[1] = steps[1]._replace(inputs=(0,))  # conj of the leaf, not of the written clone
     problems, known = diff_program(dataclasses.replace(other, steps=tuple(steps)))
     assert not problems
+
+
+def test_float32_group_norm_of_a_large_mean_is_known():
+    """Known (docs/numerics.md, "as `x * scale + (b - mean * scale)`"; breadth seed
+    1533484): torch's float32 group_norm of one value 7.7e8 with w = 7.7e8, b = w / 2 - 1,
+    eps = 0.1 cancels two products of 1.9e18 in float32; its float64 result is b, as
+    gradkit's float32 one."""
+    def program(m, dtype):
+        x = m.tensor([[[7.683984e+08]]], dtype=dtype)
+        w = m.tensor([7.683984e+08], dtype=dtype)
+        return m.group_norm(x, 1, w, w * 0.5 - 1, 0.1).item()
+    exact = program(torch, torch.float64)
+    assert program(gradkit, gradkit.float32) == pytest.approx(exact, rel=1e-6)
+    assert program(torch, torch.float32) != pytest.approx(exact, rel=1e-3)
+    problems, known = diff_program(generate(RandomDrawer(1533484), "breadth"))
+    assert not problems or known.startswith("a float32 group_norm: torch's fused")

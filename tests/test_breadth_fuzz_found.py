@@ -2624,3 +2624,17 @@ def test_complex_square_and_cube_by_a_number_are_products(dtype, exponent):
         np.testing.assert_array_equal(ours, theirs)  # (NaN where NaN)
         signed = ~np.isnan(theirs)  # a NaN's sign bit is the CPU's
         np.testing.assert_array_equal(np.signbit(ours[signed]), np.signbit(theirs[signed]))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_native_dropout_of_complex_infinities_multiplies_twice(dtype):
+    """torch's native_dropout is input * mask, then * scale: two complex products, so
+    -inf + 0j becomes nan + nanj (one product by mask * scale left -inf + nanj; strided seed
+    1540475: nan_to_num of a dropped-out empty logsumexp's -inf)."""
+    values = [complex(-math.inf, 0.0), complex(1.5, -2.0), complex(math.nan, 1.0),
+              complex(0.0, math.inf), complex(math.inf, math.inf)]
+
+    def program(m):
+        out, mask = m.native_dropout(m.tensor(values, dtype=getattr(m, dtype)), 0.0, True)
+        return str([out.tolist(), mask.tolist()])
+    assert program(gradkit) == program(torch)

@@ -146,6 +146,10 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1.0 - p:g}")
     keep = xp.asarray(creation.bernoulli_mask(tuple(input.shape), p))
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    if input._data.dtype.kind == "c":  # torch's input * mask, then * scale: two complex
+        # products, so -inf + 0j is nan + nanj (one product by mask * scale: -inf + nanj)
+        kept = mul(input, Tensor._make(keep.astype(input._data.dtype)))
+        return mul(kept, scale), Tensor._make(keep)
     return (mul(input, Tensor._make((keep * scale).astype(input._data.dtype))),
             Tensor._make(keep))
 

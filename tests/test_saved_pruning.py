@@ -94,6 +94,9 @@ _WRITTEN_AFTER = {
     "bilinear_weight": lambda m, a, b, c: m.nn.functional.bilinear(b[0], b[1], a),
     "conv1d_weight": lambda m, a, b, c: m.nn.functional.conv1d(b, a),
     "linear": lambda m, a, b, c: m.nn.functional.linear(a, c),
+    # torch's LdexpBackward0 saves other only for self's gradient (breadth seed 1559351)
+    "ldexp_other": lambda m, a, b, c: m.ldexp(b, a), "ldexp_self": lambda m, a, b, c: m.ldexp(
+        a, b),
 }
 
 

@@ -54,7 +54,7 @@ _HIDDEN = {
     "IndexPutBackward0": "key other_sym_sizes self_sym_sizes",
     "IndexSelectBackward0": "other",
     "KthvalueBackward0": "k",
-    "LdexpBackward0": "self_dtype",
+    "LdexpBackward0": "other_dtype self_dtype",
     "LerpBackward0": "end self",
     "LinalgEigBackward0": "self",
     "LinalgEighBackward0": "UPLO",

@@ -123,8 +123,8 @@ nextafter.defvjp(lambda g, x, y: where(x != y, g, 0.0), lambda g, x, y: zeros_li
 nextafter.defjvp(lambda t, x, y: where(x != y, t, 0.0), lambda t, x, y: zeros_like(t))
 
 
-@op(save=("x.dtype", "other", "result"), broadcast=True, batchable=True, method=True,
-    inplace=True)
+@op(save=("x.dtype", "other", "result", "other.dtype"), broadcast=True, batchable=True,
+    method=True, inplace=True)
 def ldexp(xp, x, other):
     """x * 2 ** other (integers and bools in the default float dtype). A floating x with an
     integer other is C's ldexp, as torch's kernel (exact where 2 ** other alone would overflow;
@@ -158,11 +158,6 @@ _MIXED_COMPLEX_GRAD = (
     "enhancement request to PyTorch.)")
 
 
-def _data_of(value):
-    """The array of a saved value (a Tensor under create_graph)."""
-    return getattr(value, "_data", value)
-
-
 def _real_input_grad(grad, input_dtype):
     """torch's ldexp formulas give a real input of a complex result a complex gradient, which
     its engine's check refuses: so do we (gradkit would keep the real part)."""
@@ -172,8 +167,9 @@ def _real_input_grad(grad, input_dtype):
 
 
 # torch saves the result for other's gradient: result * ln 2
-# torch saves other and the result, not x (a write into x after ldexp is allowed)
-def _ldexp_self_grad(g, x_dtype, other, result):
+# torch saves the result and, only when x needs a gradient, other (its wrap_opt_if): not x,
+# so a write into x after ldexp is allowed, and into other when only other needs one
+def _ldexp_self_grad(g, x_dtype, other, result, other_dtype):
     # torch saves the result unguarded and unpacks it for either gradient: naming it here
     # keeps it saved when only x needs a gradient, so a write into the result is refused
     _ = result
@@ -181,10 +177,10 @@ def _ldexp_self_grad(g, x_dtype, other, result):
 
 
 ldexp.defvjp(_ldexp_self_grad,
-             lambda g, x_dtype, other, result: _real_input_grad(g * conj(result * _LN2),
-                                                                _data_of(other).dtype))
-ldexp.defjvp(lambda t, x_dtype, other, result: t * _two_to(other),
-             lambda t, x_dtype, other, result: t * result * _LN2)
+             lambda g, x_dtype, other, result, other_dtype: _real_input_grad(
+                 g * conj(result * _LN2), other_dtype))
+ldexp.defjvp(lambda t, x_dtype, other, result, other_dtype: t * _two_to(other),
+             lambda t, x_dtype, other, result, other_dtype: t * result * _LN2)
 
 
 def _check_ldexp_in_place(target, *args) -> None:

@@ -2651,3 +2651,17 @@ def test_nanquantile_of_the_log_of_a_noise_mean_is_known():
     problems, known = diff_program(generate(RandomDrawer(1559119), "breadth"))
     assert not problems or known == "a step that turns a rounding difference of its input " \
                                     "into another number"
+
+
+def test_svdvals_second_derivative_at_repeated_singular_values_is_known():
+    """svdvals' second derivative goes through the singular vectors, whose gradient divides by
+    the squares' differences: at a rank-1 3 x 3 matrix (grid_sample of one value) its two
+    zero singular values repeat, NaN on one side (breadth seed 1557579). Its first derivative
+    does not divide, and agrees."""
+    def first(m):
+        x = m.full((3, 3), 0.7, dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.linalg.svdvals(x).sum(), x)[0].tolist()
+    np.testing.assert_allclose(first(gradkit), first(torch), atol=1e-12)
+    problems, known = diff_program(generate(RandomDrawer(1557579), "breadth"))
+    assert not problems or known == "gradients of eig (eigh, svd) where eigenvalues " \
+                                    "(singular values) repeat up to rounding"

@@ -1288,7 +1288,9 @@ def _has_repeated_spectrum(program, steps, theirs: Result) -> bool:
     seed 1369393: torch's gradient is NaN there)."""
     for k in steps:
         step = program.steps[k]
-        svd = step.op == "fb_svd_legacy" and step.params["flag2"] or step.op == "b_svd_prod"
+        # (svdvals' second derivative goes through the singular vectors: breadth 1557579)
+        svd = step.op == "fb_svd_legacy" and step.params["flag2"] or step.op == "b_svd_prod" \
+            or step.op == "b_svdvals" and program.create_graph
         if (svd or step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod")) and theirs.values:
             source = theirs.values[step.inputs[0]]
             if any(w > k for w in _writes_into(program, theirs, step.inputs[0])):

@@ -2665,3 +2665,14 @@ def test_svdvals_second_derivative_at_repeated_singular_values_is_known():
     problems, known = diff_program(generate(RandomDrawer(1557579), "breadth"))
     assert not problems or known == "gradients of eig (eigh, svd) where eigenvalues " \
                                     "(singular values) repeat up to rounding"
+
+
+def test_a_non_finite_pinverse_written_in_place_is_read_as_lapack_left_it():
+    """pinverse of a matrix with an infinite entry: MKL's SVD leaves torch 0 where OpenBLAS's
+    leaves gradkit NaN; a logical_not_ of it afterwards makes 1 and 0 of that. The LAPACK
+    Known reads the value before the write, and both backward passes raise alike (strided
+    seed 1577282)."""
+    program = generate(RandomDrawer(1577282), "strided_breadth")
+    assert any(step.op == "fb_logical_" for step in program.steps)
+    problems, known = diff_program(program)
+    assert not problems or known.startswith("a LAPACK routine of a non-finite matrix")

@@ -2692,3 +2692,16 @@ def test_triangle_in_place_of_an_expanded_tensor_writes_only_the_zeros(name, dia
         getattr(v, name)(diagonal)
         return v
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("shape", [(0, 2, 2, 2), (1, 2, 0, 2), (1, 0, 2, 2)], ids=str)
+def test_transposed_convolution_of_an_empty_batch_skips_the_output_padding_check(shape):
+    """torch's empty backend answers an empty batch before it checks output_padding against
+    stride and dilation; other empty inputs raise its "Only zero batch" error first (breadth
+    seed 1572465: an output_padding of 1 with stride 1 and dilation 1)."""
+    def program(m):
+        x = m.zeros(shape, requires_grad=True)
+        out = m.nn.functional.conv_transpose2d(x, m.zeros(2, 1, 2, 1), stride=1, padding=1,
+                                               output_padding=1)
+        return str((list(out.shape), list(m.autograd.grad(out.sum(), x)[0].shape)))
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

@@ -72,13 +72,16 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     stride, dilation = check_conv_arguments(x, weight, bias, stride, dilation, groups, d,
                                             transposed=True, padding=padding)
     pads = _ntuple(padding, "padding", d)
-    extra = _output_padding(output_padding, stride, dilation, d)
+    # torch's empty backend answers before the output_padding check (breadth seed 1572465)
+    empty = empty_backend(x, d)
+    extra = _ntuple(output_padding, "output_padding", d) if empty else \
+        _output_padding(output_padding, stride, dilation, d)
     sizes, kernel = tuple(x.shape[2:]), tuple(weight.shape[2:])
     full = tuple((n - 1) * s + dl * (k - 1) + 1
                  for n, s, dl, k in zip(sizes, stride, dilation, kernel, strict=True))
     outs = tuple(f + e - 2 * p for f, e, p in zip(full, extra, pads, strict=True))
     c_out = weight.shape[1] * groups
-    if empty_backend(x, d):
+    if empty:
         out = empty_convolution(x, weight, bias, c_out, outs)
         return squeeze(out, 0) if added else out
     refuse_zero_dilation(x, dilation, True)

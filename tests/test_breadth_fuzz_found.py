@@ -2705,3 +2705,17 @@ def test_transposed_convolution_of_an_empty_batch_skips_the_output_padding_check
                                                output_padding=1)
         return str((list(out.shape), list(m.autograd.grad(out.sum(), x)[0].shape)))
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool"])
+@pytest.mark.parametrize("beta", [0.5, 1, 1.0, 0, True, 2], ids=repr)
+@pytest.mark.parametrize("shape", [(2, 2), (0, 1)], ids=str)
+def test_addbmm_of_no_batch_into_an_integer_input_scales_it_in_place(dtype, beta, shape):
+    """torch's addbmm of no batch is the input expanded, then result.mul_(beta): its cast
+    check refuses a float beta into an integer or bool result (an int beta into bool) even
+    of no element, and no kernel runs, so a bool input is no error (strided seed 1585288)."""
+    def program(m):
+        kind = getattr(m, dtype)
+        return m.addbmm(m.ones(shape, dtype=kind), m.zeros((0, shape[0], 3), dtype=kind),
+                        m.zeros((0, 3, shape[1]), dtype=kind), beta=beta, alpha=2.5)
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

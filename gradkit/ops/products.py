@@ -86,8 +86,10 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=rules.input_vjp):
     def forward(xp, x, a, b, *, beta=1, alpha=1):
         _CHECKS[name](x, a, b)
         if name == "addbmm" and a.shape[0] == 0:  # no batch: torch sums nothing, in x's dtype
-            return _scaled_sum(xp, x, xp.zeros((a.shape[1], b.shape[2]), x.dtype), beta, alpha,
-                               _KERNELS[name], True)
+            shape = (a.shape[1], b.shape[2])
+            if x.dtype.kind in "iub":  # its result.mul_(beta) checks the cast even of no element
+                return _no_batch_integer_addbmm(xp, x, beta, shape)
+            return _scaled_sum(xp, x, xp.zeros(shape, x.dtype), beta, alpha, _KERNELS[name], True)
         if name == "baddbmm" and a.dtype != b.dtype:
             return _mixed_baddbmm(xp, x, a, b, beta)
         if name == "addbmm" and x.dtype == HALF and a.shape[-1] and alpha != 0:
@@ -184,12 +186,25 @@ def _mixed_baddbmm(xp, x, a, b, beta):
     return cast * as_dtype(xp, beta, b.dtype)
 
 
+def _no_batch_integer_addbmm(xp, x, beta, shape):
+    """torch's addbmm of no batch into an integer or bool input: zeros at beta == 0, else the
+    input expanded, times beta in place (a wider beta refused even of no element: strided
+    seed 1585288); no kernel runs, so a bool input is no error."""
+    if beta == 0:
+        return xp.zeros(shape, x.dtype)
+    _check_scalar_fits(beta, x.dtype)
+    out = xp.array(xp.broadcast_to(x, shape))
+    return out if x.dtype.kind == "b" else out * x.dtype.type(int(beta))
+
+
 def _check_scalar_fits(beta, dtype) -> None:
     """torch's refusal of an in-place ``mul_(beta)`` whose result type is wider than dtype."""
     if isinstance(beta, complex) and dtype.kind != "c":
         wider = np.result_type(dtype, np.complex64) if dtype.kind == "f" else np.complex64
     elif isinstance(beta, float) and dtype.kind in "iub":
         wider = np.float32
+    elif type(beta) is int and dtype.kind == "b":
+        wider = np.int64
     else:
         return
     raise RuntimeError(f"result type {scalar_type_name(np.zeros(0, wider))} can't be cast to "

@@ -53,6 +53,15 @@ def _failed(info):
     return bool(host(info).any())
 
 
+def _leftovers_where_failed(xp, x, failed, regular, leftovers, rhs_dims: int = 2):
+    """``regular`` of x where each matrix succeeded (the failed ones replaced by the identity
+    so it runs), LAPACK's ``leftovers`` where it failed (``rhs_dims``: the result's own dims
+    after the batch)."""
+    eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
+    good = regular(xp.where(failed[..., None, None], eye, x))
+    return xp.where(failed.reshape(failed.shape + (1,) * rhs_dims), leftovers, good)
+
+
 def _first_failure(info) -> tuple[int, int]:
     flat = host(info).reshape(-1)
     index = int(np.argmax(flat > 0))
@@ -82,14 +91,13 @@ def _inv_unfinished(xp, x):
     """inv_ex's inverses where some matrix failed: getrs's leftovers there (inf, NaN). torch's
     node differentiates every matrix by inv's formula, the failed ones' too (NaN, inf), where
     gradkit gave them 0 (the scan of opinfo_layout.py's expanded, singular, matrices)."""
-    failed = (getrf(xp, x)[2] > 0)[..., None, None]
-    eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
-    unfinished = _unfinished(xp, x, eye, kind="lu")
+    unfinished = _unfinished(xp, x, xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape),
+                             kind="lu")
     try:
-        good = inv.forward(xp, xp.where(failed, eye, x))
+        return _leftovers_where_failed(xp, x, getrf(xp, x)[2] > 0,
+                                       lambda a: inv.forward(xp, a), unfinished)
     except LinAlgError:  # singular to OpenBLAS only: getrf's substitution, as info says 0
         return unfinished
-    return xp.where(failed, unfinished, good)
 
 
 _inv_unfinished.defvjp(inv_vjp)
@@ -118,10 +126,9 @@ def _cholesky_unfinished(xp, x, *, upper=False):
     node (saving L: a write into it refuses backward, breadth seed 1183280) differentiates
     every matrix by cholesky's formula, the failed ones' too (NaN, inf at a zero pivot)."""
     failed = xp.asarray(_cholesky_parts(xp.swapaxes(x, -1, -2) if upper else x)[1] > 0)
-    eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
-    good = _cholesky.forward(xp, xp.where(failed[..., None, None], eye, x), upper=upper)
-    unfinished = _unfinished(xp, x, x, kind="cholesky", upper=upper)
-    return xp.where(failed[..., None, None], unfinished, good)
+    return _leftovers_where_failed(xp, x, failed,
+                                   lambda a: _cholesky.forward(xp, a, upper=upper),
+                                   _unfinished(xp, x, x, kind="cholesky", upper=upper))
 
 
 _cholesky_unfinished.defvjp(_cholesky_vjp)
@@ -151,11 +158,9 @@ def _solve_unfinished(xp, a, b):
     """solve_ex's solutions where some A failed: the LU substitution's there (inf, NaN). torch's
     node differentiates those by solve's formula through A's LU, unchecked (inf, NaN), where
     gradkit gave them 0 (opinfo_layout.py's expanded, singular, matrices)."""
-    failed = getrf(xp, a)[2] > 0
-    eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
-    good = _solve.forward(xp, xp.where(failed[..., None, None], eye, a), b)
-    mask = failed.reshape(failed.shape + (1,) * (1 if _is_vector_rhs(a, b) else 2))
-    return xp.where(mask, _unfinished(xp, a, b, kind="lu"), good)
+    return _leftovers_where_failed(xp, a, getrf(xp, a)[2] > 0, lambda m: _solve.forward(xp, m, b),
+                                   _unfinished(xp, a, b, kind="lu"),
+                                   1 if _is_vector_rhs(a, b) else 2)
 
 
 def _through_lu(a, rhs, adjoint=False):

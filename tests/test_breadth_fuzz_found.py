@@ -1088,22 +1088,72 @@ def test_take_along_dim_without_dim_of_a_transposed_input_is_known():
     assert problems and known.startswith("take_along_dim without dim of a non-contiguous")
 
 
-@pytest.mark.parametrize("layout", ["contiguous", "stepped"])
-def test_inner_of_a_strided_bool_vector_is_refused(layout):
-    """torch's inner of bool vectors computes when one is non-contiguous and refuses a
-    contiguous pair; gradkit refuses both with torch's message (a Known: strided_breadth
-    seed 39366)."""
+def _node_names(fn) -> list:
+    """The names of a graph's nodes, breadth first (torch's AccumulateGrad unprefixed)."""
+    names, todo = [], [fn]
+    while todo:
+        node = todo.pop(0)
+        if node is not None:
+            names.append(node.name().replace("torch::autograd::", ""))
+            todo.extend(next_node for next_node, _ in node.next_functions)
+    return names
+
+
+_ONE_NUMBER_PRODUCTS = {
+    "inner_contiguous": lambda m, x: m.inner(x[:4], x[4:8]),
+    "inner_stepped": lambda m, x: m.inner(x[::2], x[1::2]),
+    "inner_one_stepped": lambda m, x: m.inner(x[:4], x[1::2]),
+    "inner_rows_of_one": lambda m, x: m.inner(x[:4].reshape(1, 4), x[::2].reshape(1, 4)),
+    "tensordot_matrices": lambda m, x: m.tensordot(x.reshape(2, 4), x.reshape(2, 4), 2),
+    "tensordot_transposed": lambda m, x: m.tensordot(x.reshape(2, 4), x.reshape(4, 2),
+                                                     ([0, 1], [1, 0])),
+    "tensordot_size_one": lambda m, x: m.tensordot(x[:4].reshape(4, 1), x[4:].reshape(1, 4),
+                                                   ([0, 1], [1, 0])),
+    "tensordot_scalars": lambda m, x: m.tensordot(x[0], x[1], 0),
+    "inner_matrix": lambda m, x: m.inner(x.reshape(2, 4)[:, 1::2].abs(), x[1::4].abs()),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bool", "int8", "complex128"])
+@pytest.mark.parametrize("case", sorted(_ONE_NUMBER_PRODUCTS))
+def test_products_to_one_number_take_torchs_dot_or_mul_and_sum(case, dtype):
+    """torch's tensordot (inner's too) to one number takes dot where both permuted operands
+    are contiguous, else multiplies the squeezed operands and sums in their dtype: a strided
+    bool pair computes where a contiguous one is refused, float32 sums round as torch's, and
+    the graph is torch's (strided_breadth seeds 39366, 1616545)."""
+    if case == "inner_matrix" and dtype == "complex128":
+        pytest.skip("complex gemm's rounding is the BLAS's, not the path's")
+    values = np.array([3e7, 1.0, -3e7, 1e-3, 7.0, -2.5, 100.0, 0.25])
+    if dtype == "int8":
+        values = np.array([100, 100, -100, 1, 3, 3, 7, -9])
+
     def program(m):
-        a = m.tensor([True, False, True, True])
-        a = a[::2] if layout == "stepped" else a[:2]
-        return m.inner(a, a)
-    ours = _outcome(lambda: program(gradkit))
-    assert ours == ("NotImplementedError", "\"dot\" not implemented for 'Bool'")
-    theirs = _outcome(lambda: program(torch))
-    assert theirs == (ours if layout == "contiguous" else ("ok", True))
-    if layout == "stepped":
-        problems, known = diff_program(generate(RandomDrawer(39366), "strided_breadth"))
-        assert problems and known.startswith("inner of a non-contiguous bool vector")
+        x = m.tensor(values.astype(np.dtype(dtype)) if dtype != "complex128"
+                     else values * (1 - 0.5j), dtype=getattr(m, dtype))
+        if dtype in ("float32", "float64", "complex128"):
+            x.requires_grad_()
+        out = _ONE_NUMBER_PRODUCTS[case](m, x)
+        names = _node_names(out.grad_fn)
+        if out.requires_grad:
+            out.real.sum().backward()  # (exact: the test is of the path, not of rounding)
+        return str((str(out.dtype).split(".")[-1], tuple(out.shape), out.detach().numpy().tolist(),
+                    names, None if x.grad is None else x.grad.numpy().tolist()))
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_reshape_of_a_strided_tensor_its_memory_allows_is_torchs_reshape_alias():
+    """torch's reshape of a non-contiguous tensor whose strides allow a view is
+    ``_reshape_alias`` (ReshapeAliasBackward0, saving the input's sizes), not a view."""
+    def program(m):
+        x = m.arange(24.0, requires_grad=True)
+        base = x.reshape(2, 3, 4)
+        outs = [base.reshape(6, 4), base[0].t().reshape(4, 3),
+                base.permute(1, 0, 2).reshape(3, 2, 4), base[:, 0].reshape(2, 4), base[:, 0].reshape(8), base[:, :, :1].flatten(1),
+                base[0].t().reshape_as(m.zeros(4, 3))]
+        (sum((o * m.arange(float(o.numel())).reshape(o.shape)).sum() for o in outs)).backward()
+        return ([o.grad_fn.name() for o in outs], [o._is_view() for o in outs],
+                [tuple(o.grad_fn._saved_self_sym_sizes) for o in outs], x.grad.tolist())
+    assert program(gradkit) == program(torch)
 
 
 @pytest.mark.parametrize("p", [0, 1, 2, 3, math.inf])

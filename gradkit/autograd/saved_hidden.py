@@ -91,6 +91,7 @@ _HIDDEN = {
     "ProdBackward1": "dtype",
     "PutBackward0": "other self_sym_sizes source_sym_sizes",
     "RepeatBackward0": "sizes",
+    "ReshapeAliasBackward0": "shape",
     "RoundBackward0": "decimals self",
     "ScatterAddBackward0": "other self_sym_sizes src_sym_sizes",
     "ScatterBackward0": "other reduce self_sym_sizes src_sym_sizes",

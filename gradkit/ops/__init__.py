@@ -53,7 +53,7 @@ from gradkit.ops.searching import (  # noqa: F401
 from gradkit.ops.complex_build import complex_ as complex  # noqa: F401
 from gradkit.ops.complex_views import view_as_complex, view_as_real  # noqa: F401
 from gradkit.ops.joining import cat, chunk, concat, split, stack, unbind  # noqa: F401
-from gradkit.ops.linalg import bmm, dot, inner, matmul, mm, mv, outer, vdot  # noqa: F401
+from gradkit.ops.linalg import bmm, dot, matmul, mm, mv, outer, vdot  # noqa: F401
 from gradkit.ops.extremes import amax, amin, argmax, argmin, max, min  # noqa: F401
 from gradkit.ops.reduction import (  # noqa: F401
     all, any, cumsum, log_softmax, logsumexp, mean, softmax, sum)
@@ -71,7 +71,7 @@ from gradkit.ops.linalg_legacy import (  # noqa: F401
     svd, symeig, triangular_solve)
 from gradkit.ops.polar import angle, polar  # noqa: F401
 from gradkit.ops.products import (  # noqa: F401
-    addbmm, addmm, addmv, baddbmm, kron, tensordot, trace)
+    addbmm, addmm, addmv, baddbmm, inner, kron, tensordot, trace)
 from gradkit.ops.cross import cross  # noqa: F401
 from gradkit.ops.rearrange import diff, meshgrid, moveaxis, movedim, rot90, tile  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401

@@ -12,8 +12,7 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
-from gradkit.ops.reduction import sum as reduce_sum
-from gradkit.ops.shape import permute, reshape, t, transpose, unsqueeze
+from gradkit.ops.shape import reshape, t, transpose, unsqueeze
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name)
 from gradkit.tensor_arguments import tensor_parameters
@@ -347,30 +346,6 @@ def vdot(input, other):
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     _dot_check(input, other)
     return _vdot(input, other)
-
-
-@tensor_method()
-@tensor_parameters("other")
-def inner(input, other):
-    """Inner product over the last dims: shape ``x.shape[:-1] + y.shape[:-1]`` (no conjugate)."""
-    if input.ndim == 0 or other.ndim == 0:
-        return input * other
-    if input.shape[-1] != other.shape[-1]:
-        raise RuntimeError("inner() the last dimension must match on both input tensors but got "
-                           f"shapes {list(input.shape)} and {list(other.shape)}")
-    if input.dtype != other.dtype:  # torch's tensordot checks before any kernel
-        raise RuntimeError("both inputs should have same dtype")
-    if other.shape[-1] == 1:  # torch's tensordot sums a size-1 dim's partner first (a copy:
-        input = reduce_sum(input, -1, keepdim=True, dtype=input.dtype)  # the product saves it)
-    elif input.shape[-1] == 1:
-        other = reduce_sum(other, -1, keepdim=True, dtype=other.dtype)
-    if input.ndim == 1 and other.ndim == 1:  # torch's dot kernel (refuses bool even when empty) of
-        # tensordot's permuted views, then its view: ViewBackward0 over DotBackward0
-        return reshape(matmul(permute(input, dims=(0,)), permute(other, dims=(0,))), ())
-    k = input.shape[-1]  # explicit row counts: -1 is ambiguous when k is 0
-    rows = matmul(reshape(input, (math.prod(input.shape[:-1]), k)),
-                  transpose(reshape(other, (math.prod(other.shape[:-1]), k)), 0, 1))
-    return reshape(rows, tuple(input.shape[:-1]) + tuple(other.shape[:-1]))
 
 
 @tensor_method()

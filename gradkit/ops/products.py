@@ -21,7 +21,7 @@ from gradkit.ops import scaled_sum_rules as rules
 from gradkit.ops.scaled_sum_rules import scale
 from gradkit.ops.expand_view import expand_refusal
 from gradkit.ops.shape import (VIEW_REFUSAL, _normalize_dim, _reshape_copy, _reshapes_in_place,
-                               expand, permute, reshape)
+                               expand, flatten, permute, reshape, squeeze)
 from gradkit.ops.triangular import diagonal_backward
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name, tensor_type_name)
@@ -324,12 +324,26 @@ def tensordot(a, b, dims=2):
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
     size = math.prod(a.shape[d] for d in dims_a)
-    left = reshape(permute(a, free_a + dims_a), (math.prod(a.shape[d] for d in free_a), size))
-    right = reshape(permute(b, dims_b + free_b), (size, math.prod(b.shape[d] for d in free_b)))
+    rows, columns = math.prod(a.shape[d] for d in free_a), math.prod(b.shape[d] for d in free_b)
     shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
-    if left.shape[0] == 1 == right.shape[1]:  # torch's tensordot takes dot for one number
-        return reshape(dot(reshape(left, (size,)), reshape(right, (size,))), shape)
-    return reshape(matmul(left, right), shape)
+    a, b = permute(a, free_a + dims_a), permute(b, dims_b + free_b)
+    if rows == 1 == columns:  # one number: torch's dot where both lie flat, else mul and sum
+        if _array(a).flags.c_contiguous and _array(b).flags.c_contiguous:
+            return reshape(dot(flatten(a), flatten(b)), shape)
+        return reshape(sum(squeeze(a) * squeeze(b), dtype=_array(a).dtype), shape)
+    return reshape(matmul(reshape(a, (rows, size)), reshape(b, (size, columns))), shape)
+
+
+@tensor_method()
+@tensor_parameters("other")
+def inner(input, other):
+    """Inner product over the last dims: shape ``x.shape[:-1] + y.shape[:-1]`` (no conjugate)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
 
 
 def _distinct(dims: list) -> list:

@@ -46,7 +46,8 @@ def _infer_shape(shape, numel):
     return shape
 
 
-# torch names a viewing reshape's node ViewBackward0 (reshape is view or clone+_unsafe_view)
+# torch's reshape: a view of a contiguous input (ViewBackward0), an alias of another one whose
+# memory allows it (_reshape_alias: ReshapeAliasBackward0), else clone + _unsafe_view
 @op(save="x.shape", linear=True, view=True, node_name="ViewBackward0", batchable=True)
 def _reshape(xp, x, *, shape):
     return x.reshape(_infer_shape(shape, x.size))
@@ -55,7 +56,9 @@ def _reshape(xp, x, *, shape):
 # when the memory does not allow a view, torch's reshape copies, and the result is no view
 _reshape_copy = Op(_reshape.forward, name="reshape", save="x.shape", linear=True,
                    node_name="UnsafeViewBackward0", batchable=True)
-for _form in (_reshape, _reshape_copy):
+_reshape_alias = Op(_reshape.forward, name="reshape", save="x.shape", linear=True, view=True,
+                    node_name="ReshapeAliasBackward0", batchable=True)
+for _form in (_reshape, _reshape_copy, _reshape_alias):
     _form.defvjp(lambda g, x_shape, shape: reshape(g, batch_shape() + tuple(x_shape)))
     _form.defjvp(lambda t, x_shape, shape: reshape(t, shape))
 
@@ -65,8 +68,10 @@ def reshape(input, shape):
     if type(shape) is not tuple:  # (torch's parser: a str, None or float refused)
         shape = int_list_argument(shape, "reshape", "shape", 2, symint=True)
     data = getattr(input, "_data", None)
-    if data is None or data.flags.c_contiguous or _reshapes_in_place(data, shape):
+    if data is None or data.flags.c_contiguous:
         return _reshape(input, shape=shape)
+    if _reshapes_in_place(data, shape):
+        return _reshape_alias(input, shape=shape)
     return _reshape_copy(input, shape=shape)
 
 

@@ -1783,15 +1783,6 @@ def _write_into_an_integer_leaf_from_the_graph(program, mine: Result, theirs: Re
                     for s in program.steps))
 
 
-def _strided_bool_inner(program, mine: Result, theirs: Result) -> bool:
-    """inner/tensordot of a non-contiguous bool vector: torch computes (its strided path
-    multiplies and sums) where its contiguous one refuses ("dot" not implemented for 'Bool');
-    gradkit refuses both (strided_breadth seed 39366)."""
-    return (theirs.error is None and mine.error is not None
-            and mine.error[0].startswith("step") and "not implemented for 'Bool'" in mine.message
-            and any(s.op in ("b_inner", "e_tensordot") for s in program.steps))
-
-
 def _take_along_flat_view(program, mine: Result, theirs: Result) -> bool:
     """take_along_dim without dim: torch flattens with view(-1), which refuses a layout no
     view flattens; gradkit reads the values (a deliberate improvement; strided_breadth seed
@@ -2428,9 +2419,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("a value from the graph written into a bool or integer tensor leaves it off the "
           "graph (torch's requires grad)", "docs/torch_expectations.md",
           "an integer tensor that requires grad", _write_into_an_integer_leaf_from_the_graph),
-    Known("inner of a non-contiguous bool vector is refused (torch computes it, refuses a "
-          "contiguous one)", "docs/torch_expectations.md", "non-contiguous bool vector",
-          _strided_bool_inner),
     Known("take_along_dim without dim of a non-contiguous input computes (torch's view(-1) "
           "refuses)", "docs/torch_expectations.md", "its `view(-1)` refuses",
           _take_along_flat_view),

@@ -1148,7 +1148,8 @@ def test_reshape_of_a_strided_tensor_its_memory_allows_is_torchs_reshape_alias()
         x = m.arange(24.0, requires_grad=True)
         base = x.reshape(2, 3, 4)
         outs = [base.reshape(6, 4), base[0].t().reshape(4, 3),
-                base.permute(1, 0, 2).reshape(3, 2, 4), base[:, 0].reshape(2, 4), base[:, 0].reshape(8), base[:, :, :1].flatten(1),
+                base.permute(1, 0, 2).reshape(3, 2, 4), base[:, 0].reshape(2, 4),
+                base[:, 0].reshape(8), base[:, :, :1].flatten(1),
                 base[0].t().reshape_as(m.zeros(4, 3))]
         (sum((o * m.arange(float(o.numel())).reshape(o.shape)).sum() for o in outs)).backward()
         return ([o.grad_fn.name() for o in outs], [o._is_view() for o in outs],

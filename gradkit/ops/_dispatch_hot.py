@@ -24,6 +24,7 @@ from gradkit.ops._dispatch import (_dispatch_general, _finish, _init_saved, _ref
                                    _save_plain)
 from gradkit.ops._dispatch_general import _save
 from gradkit.ops.promotion import WIDE_UNSIGNED as _WIDE
+from gradkit.ops.result_layout import iterator_layout
 from gradkit.ops.views import mark_one_view
 
 # a node made as object.__new__ then Node.__init__ as a plain function: the class call would
@@ -46,7 +47,9 @@ def dispatch_unary(op, args: tuple, params: dict):
     x = args[0]
     if type(x) is _ndarray:  # a raw array: a derivative rule running in a plain backward
         try:
-            return op.forward(np, x, **params) if params else op.forward(np, x)
+            out = op.kernel(np, x, **params) if params else op.kernel(np, x)
+            return iterator_layout(out, args) if op.lays_out and \
+                type(out) is _ndarray and out.ndim > 1 else out
         except Exception:
             return _dispatch_general(op, args, params)
     if observers.op_watchers or _dispatch._forward_ad is not None or grad_state.inference or \
@@ -56,9 +59,12 @@ def dispatch_unary(op, args: tuple, params: dict):
     if type(data) is not _ndarray:
         return _dispatch_general(op, args, params)
     try:
-        out = op.forward(np, data, **params) if params else op.forward(np, data)
+        out = op.kernel(np, data, **params) if params else op.kernel(np, data)
     except Exception:
         return _dispatch_general(op, args, params)
+    if op.lays_out and type(out) is _ndarray and out.ndim > 1 and \
+            not data.flags.c_contiguous:
+        out = iterator_layout(out, (data,))
     if type(out) is not _ndarray:  # a NumPy scalar: _finish makes it a 0-d array
         return _finish(op, args, (data,), params, x._requires_grad, np, out)
     result = _new(Tensor)  # Tensor._make(out), inline (mark_one_view gives a view its base's
@@ -135,7 +141,9 @@ def dispatch_binary(op, args: tuple, params: dict):
         if ta is not _ndarray and tb is not _ndarray:  # two numbers: torch.add(2, 3)
             return _dispatch_general(op, args, params)
         try:
-            return op.forward(np, a, b, **params) if params else op.forward(np, a, b)
+            out = op.kernel(np, a, b, **params) if params else op.kernel(np, a, b)
+            return iterator_layout(out, args) if op.lays_out and \
+                type(out) is _ndarray and out.ndim > 1 else out
         except Exception:
             return _dispatch_general(op, args, params)
     # NumPy operands with a tensor are read as torch reads them: the general path
@@ -143,9 +151,11 @@ def dispatch_binary(op, args: tuple, params: dict):
             _dispatch._forward_ad is not None or grad_state.inference:
         return _dispatch_general(op, args, params)
     try:
-        out = op.forward(np, da, db, **params) if params else op.forward(np, da, db)
+        out = op.kernel(np, da, db, **params) if params else op.kernel(np, da, db)
     except Exception:
         return _dispatch_general(op, args, params)
+    if op.lays_out and type(out) is _ndarray and out.ndim > 1:
+        out = iterator_layout(out, (da, db))
     ga = da is not a and a._requires_grad
     gb = db is not b and b._requires_grad
     if type(out) is not _ndarray:

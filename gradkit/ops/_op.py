@@ -84,6 +84,11 @@ class Op:
         # in its inputs' order (result_layout.py)
         self.forward = c_ordered(forward) if contiguous else \
             in_iterator_layout(forward) if elementwise else forward
+        # what the hot paths call: an elementwise op's forward unwrapped, its result laid out
+        # there where ``lays_out`` (result_layout.iterator_layout: no wrapper frame on every
+        # call of add or mul)
+        self.lays_out = elementwise and not contiguous
+        self.kernel = forward if self.lays_out else self.forward
         self.name = name or forward.__name__.strip("_")
         self.node_name = node_name or _to_node_name(self.name)
         self.node_name_rule = None  # or fn(params, input arrays) -> name of torch's overload

@@ -22,7 +22,7 @@ from gradkit.ops.unary_helpers import kernel_error
 
 _NDARRAY = np.ndarray
 
-@op(broadcast=True, linear=True, batchable=True, method=True)
+@op(broadcast=True, elementwise=True, linear=True, batchable=True, method=True)
 def add(xp, x, y, alpha=1):
     """x + alpha * y (broadcasting)."""
     if type(alpha) is not int:  # the default 1 needs no look
@@ -43,7 +43,7 @@ add.defjvp(lambda t, alpha: t,
 add.numbers = numbers_reader("add", alpha=None)
 
 
-@op(broadcast=True, linear=True, batchable=True, method=True)
+@op(broadcast=True, elementwise=True, linear=True, batchable=True, method=True)
 def sub(xp, x, y, alpha=1):
     """x - alpha * y (broadcasting); torch refuses bool operands."""
     if type(alpha) is not int:
@@ -105,7 +105,7 @@ sub.defjvp(lambda t, alpha: t,
 sub.numbers = numbers_reader("sub", alpha=None)
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "y"), broadcast=True, elementwise=True, batchable=True, method=True, inplace=True)
 def mul(xp, x, y):
     """x * y (broadcasting)."""
     if type(x) is _NDARRAY and x.dtype is HALF and half_with_scalar(x, y):  # (inline: hot)
@@ -317,7 +317,8 @@ def without_derivative(forward) -> Op:
     """A broadcasting op torch has no derivative for: its result requires grad, but its node
     (``NotImplemented``) raises torch's error in backward, as forward AD does. ``x.<name>_``
     is a twin op whose errors name torch's in-place overload, ``aten::<name>_``."""
-    declared, in_place = (Op(forward, broadcast=True, method=method, node_name="NotImplemented")
+    declared, in_place = (Op(forward, broadcast=True, method=method, node_name="NotImplemented",
+                             elementwise=True)
                           for method in (True, False))
     for declared_op, name in ((declared, declared.name), (in_place, declared.name + "_")):
         vjp, jvp = not_implemented(name)
@@ -330,7 +331,7 @@ def without_derivative(forward) -> Op:
 floor_divide = without_derivative(_floor_divide)
 # the quotient inside remainder's derivative: torch's div(rounding_mode=floor), which is
 # differentiable with zero gradients (a second derivative through it is 0, or NaN beside one)
-_floor_quotient = op(name="floor_divide", broadcast=True)(_floor_divide)
+_floor_quotient = op(name="floor_divide", broadcast=True, elementwise=True)(_floor_divide)
 _floor_quotient.defvjp(lambda g: zeros_like(g), lambda g: zeros_like(g))
 _floor_quotient.defjvp(lambda t: zeros_like(t), lambda t: zeros_like(t))
 
@@ -345,7 +346,7 @@ def _check_divisor(x, y, kernel: str) -> None:
         raise RuntimeError("ZeroDivisionError")
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "y"), broadcast=True, elementwise=True, batchable=True, method=True, inplace=True)
 def remainder(xp, x, y):
     """x mod y with the sign of y, as Python's % (broadcasting); a zero result keeps x's sign,
     as torch's fmod-based kernel gives it."""

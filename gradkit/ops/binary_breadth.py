@@ -35,7 +35,8 @@ def _in_float(xp, x, y, kernel: str, complex_ok: bool = False):
     return as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)
 
 
-@op(save=("x", "result"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "result"), broadcast=True, batchable=True, method=True, inplace=True,
+    elementwise=True)
 def copysign(xp, x, y):
     """|x| with the sign of y (of -0.0 too); y may be a number."""
     if type(x) in PY_SCALARS:
@@ -78,7 +79,8 @@ def _nan_ignoring(name: str, pick, wins, wins_tangent):
         return xp.where(x == y, x, out) if dtype.kind == "f" else out
     forward.__name__ = name
     forward.__doc__ = f"Elementwise {pick} of x and y, ignoring a NaN operand (NaN if both are)."
-    declared = op(save=("x", "y"), broadcast=True, batchable=True, method=True)(forward)
+    declared = op(save=("x", "y"), broadcast=True, batchable=True, method=True,
+                  elementwise=True)(forward)
     declared.defvjp(lambda g, x, y: where(wins(x, y) | isnan(y), g, 0.0),
                     lambda g, x, y: where(wins(x, y) | isnan(y), 0.0, g))
 
@@ -107,7 +109,7 @@ def _heaviside(xp, x, values):
 heaviside = without_derivative(_heaviside)
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "y"), broadcast=True, elementwise=True, batchable=True, method=True, inplace=True)
 def nextafter(xp, x, y):
     """The next floating-point value after x towards y."""
     _require_tensors("nextafter", x, y)
@@ -124,7 +126,7 @@ nextafter.defjvp(lambda t, x, y: where(x != y, t, 0.0), lambda t, x, y: zeros_li
 
 
 @op(save=("x.dtype", "other", "result", "other.dtype"), broadcast=True, batchable=True,
-    method=True, inplace=True)
+    method=True, inplace=True, elementwise=True)
 def ldexp(xp, x, other):
     """x * 2 ** other (integers and bools in the default float dtype). A floating x with an
     integer other is C's ldexp, as torch's kernel (exact where 2 ** other alone would overflow;
@@ -271,7 +273,7 @@ def _integer_pair(name: str, ufunc: str):
     return forward
 
 
-gcd = op(broadcast=True, method=True, inplace=True)(_integer_pair("gcd", "gcd"))
+gcd = op(broadcast=True, method=True, inplace=True, elementwise=True)(_integer_pair("gcd", "gcd"))
 gcd.__doc__ = "The greatest common divisor of integers x and y (non-negative)."
-lcm = op(broadcast=True, method=True, inplace=True)(_integer_pair("lcm", "lcm"))
+lcm = op(broadcast=True, method=True, inplace=True, elementwise=True)(_integer_pair("lcm", "lcm"))
 lcm.__doc__ = "The least common multiple of integers x and y (non-negative)."

@@ -36,7 +36,8 @@ def _floating_pair(xp, x, y, kernel: str, integers_to_float: bool = True,
     return as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)  # numbers too: NumPy would widen
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=("atan2", "arctan2"), inplace=True)
+@op(save=("x", "y"), broadcast=True, batchable=True, method=("atan2", "arctan2"), inplace=True,
+    elementwise=True)
 def atan2(xp, x, y):
     """The angle of the point (y, x) (``x`` is the numerator, as torch's ``input``)."""
     _require_tensors("atan2", x, y)
@@ -70,7 +71,8 @@ register(atan2, "arctan2", False, inplace=True)  # x.arctan2_(y), torch's alias
 arctan2 = atan2
 
 
-@op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "y", "result"), broadcast=True, batchable=True, method=True, inplace=True,
+    elementwise=True)
 def hypot(xp, x, y):
     """sqrt(x² + y²) without overflow; real floating tensors only."""
     _require_tensors("hypot", x, y)
@@ -82,7 +84,7 @@ hypot.defvjp(lambda g, x, y, out: g * x / out, lambda g, x, y, out: g * y / out)
 hypot.defjvp(lambda t, x, y, out: t * x / out, lambda t, x, y, out: t * y / out)
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "y"), broadcast=True, elementwise=True, batchable=True, method=True, inplace=True)
 def xlogy(xp, x, y):
     """x * log(y), 0 where x is 0 (unless y is NaN); either operand may be a number."""
     if type(x) in PY_SCALARS and type(y) in PY_SCALARS:
@@ -168,7 +170,7 @@ logaddexp2.defjvp(lambda t, x, y: t / (1 + 2 ** sub(y, x)),
                   lambda t, x, y: t / (1 + 2 ** sub(x, y)))
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "y"), broadcast=True, elementwise=True, batchable=True, method=True, inplace=True)
 def fmod(xp, x, y):
     """The C remainder x - trunc(x / y) * y: the sign of x (``remainder`` takes y's)."""
     if type(x) in PY_SCALARS:
@@ -203,7 +205,8 @@ def _check_same_dtype(expected, name: str, value) -> None:
                            f"{c_type_name(value)}")
 
 
-@op(save=("x", "y", "weight"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("x", "y", "weight"), broadcast=True, batchable=True, method=True, inplace=True,
+    elementwise=True)
 def lerp(xp, x, y, weight):
     """x + weight * (y - x), computed from y's side when |weight| >= 0.5, as torch (exact
     at weight 1); x, y and a weight with dims share one dtype (a 0-d weight is promoted)."""
@@ -284,7 +287,7 @@ def _complex_kept(read):
     return numbers
 
 
-@op(save=("t1", "t2"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("t1", "t2"), broadcast=True, elementwise=True, batchable=True, method=True, inplace=True)
 def addcmul(xp, x, t1, t2, *, value=1):
     """x + value * t1 * t2 (broadcasting)."""
     x, t1, t2, v, dtype = _fused_operands(xp, "addcmul_cpu_out", x, t1, t2, value)
@@ -307,7 +310,7 @@ ADDCDIV_INTEGER_MESSAGE = (
     "for all dtypes.")
 
 
-@op(save=("t1", "t2"), broadcast=True, batchable=True, method=True, inplace=True)
+@op(save=("t1", "t2"), broadcast=True, elementwise=True, batchable=True, method=True, inplace=True)
 def addcdiv(xp, x, t1, t2, *, value=1):
     """x + value * t1 / t2 (broadcasting); two integer (or bool) divisor tensors are refused."""
     _require_tensors("addcdiv", x, t1, t2, names=("input", "tensor1", "tensor2"))

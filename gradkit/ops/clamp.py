@@ -83,7 +83,7 @@ def _check_bounds(min, max):  # noqa: A002
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
 
 
-@op(save=("x", "lo", "hi"), broadcast=True, batchable=True, name="clamp",
+@op(save=("x", "lo", "hi"), broadcast=True, elementwise=True, batchable=True, name="clamp",
     node_name="ClampBackward0")
 def _clamp_tensors(xp, x, lo, hi):
     # torch's clamp_cpu has no bool kernel; one bound runs maximum/minimum's, which has. A

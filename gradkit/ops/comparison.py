@@ -30,7 +30,8 @@ def _comparison(name: str, symbol: str, compare, ordered: bool):
         return xp.asarray(compare(x, y))
     forward.__name__ = name
     forward.__doc__ = f"x {symbol} y elementwise (bool, no gradient)."
-    return op(broadcast=True, method=True)(forward)  # broadcast: torch's shape error
+    return op(broadcast=True, method=True, elementwise=True)(forward)  # broadcast: torch's
+    # shape error
 
 
 _NOT_OPERANDS = frozenset((tuple, list, str))
@@ -55,21 +56,21 @@ def _tensors_that_promote(name: str, x, y) -> None:
     result_type(x, y)
 
 
-@op(broadcast=True, method=True)
+@op(broadcast=True, elementwise=True, method=True)
 def logical_and(xp, x, y):
     """x and y elementwise, as booleans (no gradient)."""
     _tensors_that_promote("logical_and", x, y)
     return xp.logical_and(x, y)
 
 
-@op(broadcast=True, method=True)
+@op(broadcast=True, elementwise=True, method=True)
 def logical_or(xp, x, y):
     """x or y elementwise, as booleans (no gradient)."""
     _tensors_that_promote("logical_or", x, y)
     return xp.logical_or(x, y)
 
 
-@op(broadcast=True)
+@op(broadcast=True, elementwise=True)
 def logical_xor(xp, x, y):
     """x xor y elementwise, as booleans (no gradient)."""
     _tensors_that_promote("logical_xor", x, y)
@@ -99,7 +100,7 @@ def _bitwise(name: str, ufunc: str):
         return getattr(xp, ufunc)(x, y)
     forward.__name__ = name
     forward.__doc__ = f"x {ufunc.split('_')[1]} y bit by bit, for integer and bool tensors."
-    return op(broadcast=True, method=True, inplace=True)(forward)
+    return op(broadcast=True, method=True, inplace=True, elementwise=True)(forward)
 
 
 bitwise_and = _bitwise("bitwise_and", "bitwise_and")
@@ -123,7 +124,7 @@ def _shift(name: str, kernel: str, left: bool):
         return xp.where(outside, fill, shifted).astype(x.dtype)
     forward.__name__ = name
     forward.__doc__ = f"x {'<<' if left else '>>'} y for integer tensors (as torch)."
-    return op(broadcast=True, method=True, inplace=True)(forward)
+    return op(broadcast=True, method=True, inplace=True, elementwise=True)(forward)
 
 
 bitwise_left_shift = _shift("bitwise_left_shift", "lshift_cpu", left=True)
@@ -151,7 +152,7 @@ def isfinite(xp, x):
     return xp.isfinite(x)
 
 
-@op(broadcast=True, method=True)  # broadcast: NumPy's broadcast error in torch's words
+@op(broadcast=True, method=True, elementwise=True)  # broadcast: NumPy's error in torch's words
 def isclose(xp, x, y, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|x - y| <= atol + rtol * |y| elementwise (bool, no gradient); same dtypes, as torch."""
     for name, value, position in (("input", x, 1), ("other", y, 2)):

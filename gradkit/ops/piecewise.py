@@ -168,7 +168,7 @@ def ones_like(xp, x):
     return xp.ones_like(x)
 
 
-@op(save=("cond",), broadcast=True, batchable=True)  # the method: ops/searching.py
+@op(save=("cond",), broadcast=True, batchable=True, elementwise=True)  # method: ops/searching.py
 def where(xp, cond, x, y):
     """x where ``cond`` is true, else y (broadcasting; no gradient to cond)."""
     dtype = result_type(x, y)  # torch's message names x's dtype first
@@ -202,7 +202,7 @@ def _extreme(xp, name: str, x, y):
     return xp.where(x == y, x, out) if out.dtype.kind == "f" else out
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
+@op(save=("x", "y"), broadcast=True, elementwise=True, batchable=True, method=True)
 def maximum(xp, x, y):
     """Elementwise maximum of x and y (broadcasting)."""
     return _extreme(xp, "maximum", x, y)
@@ -230,7 +230,7 @@ def _pairwise_jvp(x_wins):
 maximum.defjvp_all(_pairwise_jvp(lambda x, y: x > y))
 
 
-@op(save=("x", "y"), broadcast=True, batchable=True, method=True)
+@op(save=("x", "y"), broadcast=True, elementwise=True, batchable=True, method=True)
 def minimum(xp, x, y):
     """Elementwise minimum of x and y (broadcasting)."""
     return _extreme(xp, "minimum", x, y)

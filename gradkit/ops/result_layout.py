@@ -94,12 +94,17 @@ def in_iterator_layout(forward):
     only where it is not; C-ordered inputs (the common case) are not looked at further."""
     def laid_out(xp, *args, **params):
         out = forward(xp, *args, **params)
-        if type(out) is np.ndarray and out.ndim > 1:
-            for a in args:
-                if type(a) is np.ndarray and not a.flags.c_contiguous:
-                    return _iterator_layout(out, args)
-        return out
+        return iterator_layout(out, args) if type(out) is np.ndarray and out.ndim > 1 else out
     return _named(laid_out, forward)
+
+
+def iterator_layout(out, args: tuple):
+    """An elementwise op's NumPy result ``out`` of two or more dims laid out as torch's
+    TensorIterator lays it out from the op's inputs ``args``."""
+    for a in args:
+        if type(a) is np.ndarray and not a.flags.c_contiguous:
+            return _iterator_layout(out, args)
+    return out
 
 
 def _iterator_layout(out, args: tuple):

@@ -2770,3 +2770,24 @@ def test_addbmm_of_no_batch_into_an_integer_input_scales_it_in_place(dtype, beta
         return m.addbmm(m.ones(shape, dtype=kind), m.zeros((0, shape[0], 3), dtype=kind),
                         m.zeros((0, 3, shape[1]), dtype=kind), beta=beta, alpha=2.5)
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+@pytest.mark.parametrize("graph", [False, True])
+def test_conj_physical_in_place_of_an_expanded_real_tensor_writes_nothing(dtype, graph):
+    """torch's conj_physical_ of a real tensor returns before its kernel, so an expanded
+    target is no error (a recorded one's backward refuses, as after fill_); a complex one is
+    refused (strided_breadth seed 1671603)."""
+    def program(m):
+        leaf = m.ones(1, dtype=getattr(m, dtype), requires_grad=graph)
+        x = leaf * 2 if graph else leaf.clone()
+        w = x.as_strided((3,), (0,))
+        before = x._version
+        w.conj_physical_()
+        out = [x._version - before, w.tolist()]
+        if graph:
+            out.append(_outcome(lambda: w.real.sum().backward()))
+        return str(out)
+    if graph and dtype in ("int64", "bool"):
+        pytest.skip("integer tensors require no grad")
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

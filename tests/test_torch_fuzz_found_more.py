@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from fuzz.known import (
     _agree_but_for_rounding, _cov_of_noise_over_zero, _in_place_division_by_zero_of_noise,
+    _max_distance_among_rounded_ties,
     diff_program, known_difference)
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from fuzz.runner import Result, compare, leaf_values, run
@@ -4421,18 +4422,32 @@ def test_cov_without_degrees_of_freedom_of_complex_noise_is_known():
     assert not _cov_of_noise_over_zero(program, mine, theirs)
 
 
-def test_add_with_an_infinite_alpha_of_rounding_noise_is_known():
-    """Known (docs/numerics.md, "`add(x, y, alpha=inf)` of a `y`"; strided seed 176727): the
-    imaginary parts of a complex cov's diagonal are rounding noise of either sign, so
-    x + inf * y is inf of that sign; a finite alpha keeps them within the tolerance."""
-    program = generate(RandomDrawer(176727), "strided_breadth")
-    assert any(s.op == "b_add_alpha" and s.params["s"] == math.inf for s in program.steps)
+@pytest.mark.parametrize("seed, op", [(176727, "b_add_alpha"), (1657730, "e2_rsub")])
+def test_an_infinite_alpha_of_rounding_noise_is_known(seed, op):
+    """Known (docs/numerics.md, "`add(x, y, alpha=inf)` (or `rsub`'s) of a `y`"): x + inf * y
+    of a y that is rounding noise around 0 is inf of its sign (strided seed 176727: a complex
+    cov's imaginary diagonal; strided_breadth seed 1657730: torch divides one complex64
+    element x / x to an exact 1 - 0j, gradkit to 1 - 1e-8j); a finite alpha agrees."""
+    program = generate(RandomDrawer(seed), "strided_breadth")
+    assert any(s.op == op and s.params["s"] == math.inf for s in program.steps)
     problems, known = diff_program(program)
     assert not problems or known == \
         "a step that turns a rounding difference of its input into another number"
     finite = dataclasses.replace(program, steps=tuple(
-        s._replace(params={"s": 2.0}) if s.op == "b_add_alpha" else s for s in program.steps))
+        s._replace(params={"s": 2.0}) if s.op == op else s for s in program.steps))
     assert diff_program(finite)[0] == []
+
+
+def test_max_distance_gradient_among_ties_rounding_decides_is_known():
+    """Known (docs/numerics.md, "the coordinates whose difference ties"; strided_breadth seed
+    1688935): cdist(p=3) is an ulp from torch's (Sleef's pow), so a p=inf pdist after it ties
+    otherwise and its gradient lands elsewhere; with the same inputs it is not this entry."""
+    program = generate(RandomDrawer(1688935), "strided_breadth")
+    mine, theirs = run(program, gradkit), run(program, torch)
+    first_order = (mine._replace(grads2=[]), theirs._replace(error=None, grads2=[]))
+    assert not compare(*first_order) or _max_distance_among_rounded_ties(program, *first_order)
+    same_inputs = first_order[1]._replace(values=first_order[0].values)
+    assert not _max_distance_among_rounded_ties(program, first_order[0], same_inputs)
 
 
 def test_a_copy_from_a_conj_view_of_its_destination_is_known():

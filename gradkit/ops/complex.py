@@ -11,7 +11,7 @@ import numpy as np
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import enable_grad
 from gradkit.ops._op import op
-from gradkit.ops.memory_overlap import _address, storage_of
+from gradkit.ops.memory_overlap import OVERLAP_MESSAGE, _address, storage_of
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.views import replay_view
 from gradkit.ops.result_layout import laid_out_as
@@ -95,6 +95,17 @@ def conj_physical(input: Tensor) -> Tensor:  # noqa: A002 - torch's name
 
 
 register(_conj_physical_in_place, "conj_physical", method=False, inplace=True)
+
+
+def _kernel_only_for_complex(target, *args) -> bool:
+    """torch's conj_physical_ of a real tensor returns before its kernel: an expanded target
+    is refused only when complex (else its CopySlices' backward refuses, as after fill_)."""
+    if target.dtype.kind == "c":
+        raise RuntimeError(OVERLAP_MESSAGE)
+    return True
+
+
+_conj_physical_in_place.check_overlap = _kernel_only_for_complex
 
 
 def _conj_steps(info):

@@ -573,6 +573,16 @@ def _topk_among_ties(program, mine: Result, theirs: Result) -> bool:
     return False
 
 
+def _max_distance_among_rounded_ties(program, mine: Result, theirs: Result) -> bool:
+    """Only gradients differ, and a p=inf pdist/cdist got inputs equal but for rounding (a
+    cdist of another p: torch's powers are Sleef's, an ulp from C's): its gradient goes to
+    every coordinate whose difference ties the maximum, so a tie one library's rounding makes
+    and the other's breaks moves it (strided_breadth seed 1688935)."""
+    return _only_gradients_differ(mine, theirs) and any(
+        step.op in ("s_pdist", "s_cdist", "s_cdist_self") and step.params.get("p") == math.inf
+        and _agree_but_for_rounding(step, mine, theirs) for step in program.steps)
+
+
 def _msort_of_signed_zeros(program, mine: Result, theirs: Result) -> bool:
     """Only the sign of zeros differs, first in msort's result along a dim of more than 16
     holding 0.0 and -0.0: torch's unstable CPU sort orders that tie otherwise than gradkit's
@@ -776,9 +786,10 @@ def _gradients_through_a_pole(program, mine: Result, theirs: Result) -> bool:
 
 # steps of a scalar s that, at s = inf, turn rounding noise into another number: |x| ** inf
 # at |x| = 1 (0 or inf), xlogy(x, inf) of an x around 0 (-inf, 0 or inf: strided seed 32471)
-# (add(x, y, alpha=inf) makes inf of either sign of y's noise: strided seed 176727)
+# (add(x, y, alpha=inf) makes inf of either sign of y's noise: strided seed 176727; rsub's
+# too: strided_breadth seed 1657730, x / x of one complex64 element, exact in torch)
 _BY_AN_INFINITE_SCALAR = ("e2_float_power_scalar", "b_pow_scalar", "e_xlogy_scalar",
-                          "b_add_alpha")
+                          "b_add_alpha", "e2_rsub")
 
 
 def _values_before(program, k: int) -> tuple:
@@ -2323,6 +2334,10 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "raises computing `exponent - 1`", _pow_by_bool_backward),
     Known("softshrink's zero of a negative x: +0.0 in torch's full vectors, -0.0 in its tail",
           "docs/numerics.md", "`softshrink` of a negative `x` inside", _vectorized_softshrink_zero),
+    Known("a p=inf pdist or cdist of inputs equal but for rounding: its gradient goes to "
+          "the coordinates that tie its maximum, which rounding decides",
+          "docs/numerics.md", "the coordinates whose difference ties",
+          _max_distance_among_rounded_ties),
     Known("topk among equal values: torch picks other elements (so other gradients)",
           "docs/api.md", "`topk` may pick other indices than gradkit among equal values",
           _topk_among_ties),

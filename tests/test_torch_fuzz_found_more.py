@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from fuzz.known import (
     _agree_but_for_rounding, _cov_of_noise_over_zero, _in_place_division_by_zero_of_noise,
-    _max_distance_among_rounded_ties,
+    _max_distance_among_rounded_ties, _phase_check_of_huge_gradients,
     diff_program, known_difference)
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from fuzz.runner import Result, compare, leaf_values, run
@@ -4487,3 +4487,17 @@ def test_float32_group_norm_of_a_large_mean_is_known():
     assert program(torch, torch.float32) != pytest.approx(exact, rel=1e-3)
     problems, known = diff_program(generate(RandomDrawer(1533484), "breadth"))
     assert not problems or known.startswith("a float32 group_norm: torch's fused")
+
+
+def test_phase_check_of_huge_gradients_is_known():
+    """Known (docs/numerics.md, "tolerance is torch's, absolute (1e-2)"; breadth seed
+    1693459): gradkit's eig backward refuses a phase term of -2**19, the rounding of gradients
+    of 1e22 that torch summed otherwise; gradients of ordinary size are not this entry."""
+    program = generate(RandomDrawer(1693459), "breadth")
+    problems, known = diff_program(program)
+    assert not problems or known.startswith("the phase check of complex eigen/singular")
+    mine, theirs = run(program, gradkit), run(program, torch)
+    if mine.error is not None:  # (this CPU's rounding refused: the entry's own case)
+        small = theirs._replace(grads=[None if g is None else g * 1e-20 for g in theirs.grads],
+                                grads2=[None if g is None else g * 1e-20 for g in theirs.grads2])
+        assert not _phase_check_of_huge_gradients(program, mine, small)

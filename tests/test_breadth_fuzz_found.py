@@ -2719,3 +2719,27 @@ def test_addbmm_of_no_batch_into_an_integer_input_scales_it_in_place(dtype, beta
         return m.addbmm(m.ones(shape, dtype=kind), m.zeros((0, shape[0], 3), dtype=kind),
                         m.zeros((0, 3, shape[1]), dtype=kind), beta=beta, alpha=2.5)
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("seed, klass", [(1422039, "breadth"), (324689, "dist")])
+def test_derivatives_at_the_edge_of_float64_are_a_known_difference(seed, klass):
+    """Known difference (docs/numerics.md, "where an intermediate product of torch's
+    overflows"): torch's derivatives are inf or NaN where gradkit's are the exact ones, the
+    program's run with its loss weighted 2**-1000 (in both libraries) scaled back."""
+    problems, known = diff_program(generate(RandomDrawer(seed), klass))
+    assert problems and known == "derivatives at the edge of float64's range: torch's " \
+        "formulas overflow an intermediate product"
+
+
+def test_float64_softplus_gradient_at_the_edge_is_exact_where_torchs_overflows():
+    """dist seed 324689's step: torch's softplus backward multiplies the gradient 2.7e305 by
+    exp(20 x) first (inf); gradkit's is the exact 5.45e306, torch's own gradient of the same
+    program with the incoming gradient scaled by 2**-1000, scaled back."""
+    def grad(m, g):
+        x = m.tensor([0.8098773403827622], dtype=m.float64, requires_grad=True)
+        m.nn.functional.softplus(x * 20.0).backward(m.tensor([g], dtype=m.float64))
+        return x.grad.numpy()
+    g = 2.7268227411292105e+305
+    assert np.isinf(grad(torch, g)).all()
+    np.testing.assert_allclose(grad(gradkit, g), np.ldexp(grad(torch, np.ldexp(g, -1000)), 1000),
+                               rtol=1e-15)

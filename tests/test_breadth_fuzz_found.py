@@ -2743,3 +2743,27 @@ def test_float64_softplus_gradient_at_the_edge_is_exact_where_torchs_overflows()
     assert np.isinf(grad(torch, g)).all()
     np.testing.assert_allclose(grad(gradkit, g), np.ldexp(grad(torch, np.ldexp(g, -1000)), 1000),
                                rtol=1e-15)
+
+
+@pytest.mark.parametrize("n, dtype, scale", [(1, "float64", math.inf), (3, "float64", math.inf),
+                                             (1, "float64", 1.0), (3, "complex128", 1.0),
+                                             (2, "complex128", math.inf)])
+def test_eigvalsh_second_derivative_keeps_the_skew_diagonal_as_torch(n, dtype, scale):
+    """breadth 1535779: eigvalsh's double backward reaches eigh's backward with a gradient for
+    the eigenvectors and none for the eigenvalues; torch then keeps the diagonal of
+    (V^H gV - gV^H V) / 2, NaN where the incoming gradient was infinite (gradkit zeroed it
+    and gave -inf); with a gradient for the eigenvalues it copies that onto the diagonal."""
+    def second(m):
+        a = np.arange(1.0, n * n + 1).reshape(n, n) / 3
+        a = a + 1j * a.T if dtype.startswith("complex") else a
+        x = m.tensor(a, dtype=getattr(m, dtype), requires_grad=True)
+        values = m.linalg.eigvalsh(x @ x.mH + m.eye(n, dtype=x.dtype))
+        (g,) = m.autograd.grad((values * m.linspace(1, 2, n)).sum() * scale, x,
+                               create_graph=True)
+        return m.autograd.grad(g.real.sum(), x)[0]
+    ours, theirs = _outcome(lambda: second(gradkit)), _outcome(lambda: second(torch))
+    assert ours[0] == theirs[0]
+    if ours[0] == "ok":
+        np.testing.assert_allclose(np.array(ours[1]), np.array(theirs[1]), rtol=1e-10)
+    else:
+        assert ours == theirs

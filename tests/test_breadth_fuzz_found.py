@@ -2801,3 +2801,25 @@ def test_div_backward_computes_the_divisors_gradient_first_as_torch(rounding_mod
         return m.autograd.grad(g.sum(), x)[0]
     assert _outcome(lambda: second(gradkit)) == _outcome(lambda: second(torch))
     assert diff_program(generate(RandomDrawer(1574260), "breadth")) == ([], None)
+
+
+def test_triplet_loss_of_householder_values_an_ulp_apart_is_rounding_amplified():
+    """Known difference (docs/numerics.md, "turn a last-bit difference"; strided_breadth
+    seed 1570035): householder_product of an 11 x 11 matrix of 2.695 grows to 2e15 and
+    LAPACK's rounding (OpenBLAS against MKL) leaves its values a few ulps apart; a triplet
+    loss of them hinges on differences of p-norm distances of 1e15, noise of the margin's
+    size. torch's own triplet loss of gradkit's values is gradkit's."""
+    def reflected(m):
+        x = m.full((11, 11), 2.6950067780474662, dtype=m.float64)
+        return m.linalg.householder_product(x, x[0] * 0.5)
+
+    def loss(m, h):
+        a = m.tensor([[-0.12756820034200422 + 0.9829723304575384j]])
+        return m.nn.functional.triplet_margin_loss(a, h, a * 0.5 - h, p=3.0, swap=True).item()
+    ours, theirs = reflected(gradkit).numpy(), reflected(torch).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-14)
+    assert loss(torch, torch.from_numpy(np.array(ours))) == pytest.approx(
+        loss(gradkit, gradkit.tensor(ours)), rel=1e-12)
+    problems, known = diff_program(generate(RandomDrawer(1570035), "strided_breadth"))
+    assert not problems or known == "a step that turns a rounding difference of its input " \
+        "into another number"

@@ -2804,9 +2804,9 @@ def test_div_backward_computes_the_divisors_gradient_first_as_torch(rounding_mod
 
 
 def test_triplet_loss_of_householder_values_an_ulp_apart_is_rounding_amplified():
-    """Known difference (docs/numerics.md, "turn a last-bit difference"; strided_breadth
-    seed 1570035): householder_product of an 11 x 11 matrix of 2.695 grows to 2e15 and
-    LAPACK's rounding (OpenBLAS against MKL) leaves its values a few ulps apart; a triplet
+    """Known difference (docs/numerics.md, "accepts any step whose inputs are a few ulps apart";
+    strided_breadth seed 1570035): householder_product of an 11 x 11 matrix of 2.695 grows
+    to 2e15 and LAPACK's rounding (OpenBLAS against MKL) leaves its values ulps apart; a triplet
     loss of them hinges on differences of p-norm distances of 1e15, noise of the margin's
     size. torch's own triplet loss of gradkit's values is gradkit's."""
     def reflected(m):
@@ -2821,5 +2821,5 @@ def test_triplet_loss_of_householder_values_an_ulp_apart_is_rounding_amplified()
     assert loss(torch, torch.from_numpy(np.array(ours))) == pytest.approx(
         loss(gradkit, gradkit.tensor(ours)), rel=1e-12)
     problems, known = diff_program(generate(RandomDrawer(1570035), "strided_breadth"))
-    assert not problems or known == "a step that turns a rounding difference of its input " \
-        "into another number"
+    assert not problems or known == "a step torch's own gives gradkit's value from gradkit's " \
+        "inputs, a few ulps from torch's"

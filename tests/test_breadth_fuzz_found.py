@@ -294,9 +294,12 @@ def test_ill_conditioned_gradient_before_the_same_later_error_is_known():
     """float32 1 / (a degree-12 polynomial) into ctc_loss: a gradient entry of ~1e22 is
     +5.5e21 or -5.5e21 in torch as its leaves move an ulp, gradkit's 8.2e21; both raise the
     same error in the double backward after, which the ill-conditioned entry took for a
-    difference (breadth seed 1045759)."""
+    difference (breadth seed 1045759). torch's float64 run of the program fails in its double
+    backward too, whose gradients now serve as the noise Known's reference, which names it
+    first (nn_new seed 324334)."""
     problems, known = diff_program(generate(RandomDrawer(1045759), "breadth"))
-    assert problems and known.startswith("an ill-conditioned result")
+    assert problems and known.startswith(("an ill-conditioned result", "single-precision "
+                                          "gradients that torch's own double-precision"))
 
 
 def test_complex_convolution_at_inf_is_a_known_difference():
@@ -2791,3 +2794,107 @@ def test_conj_physical_in_place_of_an_expanded_real_tensor_writes_nothing(dtype,
     if graph and dtype in ("int64", "bool"):
         pytest.skip("integer tensors require no grad")
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("seed, klass", [(1422039, "breadth"), (324689, "dist")])
+def test_derivatives_at_the_edge_of_float64_are_a_known_difference(seed, klass):
+    """Known difference (docs/numerics.md, "where an intermediate product of torch's
+    overflows"): torch's derivatives are inf or NaN where gradkit's are the exact ones, the
+    program's run with its loss weighted 2**-1000 (in both libraries) scaled back."""
+    problems, known = diff_program(generate(RandomDrawer(seed), klass))
+    assert problems and known == "derivatives at the edge of float64's range: torch's " \
+        "formulas overflow an intermediate product"
+
+
+def test_float64_softplus_gradient_at_the_edge_is_exact_where_torchs_overflows():
+    """dist seed 324689's step: torch's softplus backward multiplies the gradient 2.7e305 by
+    exp(20 x) first (inf); gradkit's is the exact 5.45e306, torch's own gradient of the same
+    program with the incoming gradient scaled by 2**-1000, scaled back."""
+    def grad(m, g):
+        x = m.tensor([0.8098773403827622], dtype=m.float64, requires_grad=True)
+        m.nn.functional.softplus(x * 20.0).backward(m.tensor([g], dtype=m.float64))
+        return x.grad.numpy()
+    g = 2.7268227411292105e+305
+    assert np.isinf(grad(torch, g)).all()
+    np.testing.assert_allclose(grad(gradkit, g), np.ldexp(grad(torch, np.ldexp(g, -1000)), 1000),
+                               rtol=1e-15)
+
+
+@pytest.mark.parametrize("n, dtype, scale", [(1, "float64", math.inf), (3, "float64", math.inf),
+                                             (1, "float64", 1.0), (3, "complex128", 1.0),
+                                             (2, "complex128", math.inf)])
+def test_eigvalsh_second_derivative_keeps_the_skew_diagonal_as_torch(n, dtype, scale):
+    """breadth 1535779: eigvalsh's double backward reaches eigh's backward with a gradient for
+    the eigenvectors and none for the eigenvalues; torch then keeps the diagonal of
+    (V^H gV - gV^H V) / 2, NaN where the incoming gradient was infinite (gradkit zeroed it
+    and gave -inf); with a gradient for the eigenvalues it copies that onto the diagonal."""
+    def second(m):
+        a = np.arange(1.0, n * n + 1).reshape(n, n) / 3
+        a = a + 1j * a.T if dtype.startswith("complex") else a
+        x = m.tensor(a, dtype=getattr(m, dtype), requires_grad=True)
+        values = m.linalg.eigvalsh(x @ x.mH + m.eye(n, dtype=x.dtype))
+        (g,) = m.autograd.grad((values * m.linspace(1, 2, n)).sum() * scale, x,
+                               create_graph=True)
+        return m.autograd.grad(g.real.sum(), x)[0]
+    ours, theirs = _outcome(lambda: second(gradkit)), _outcome(lambda: second(torch))
+    assert ours[0] == theirs[0]
+    if ours[0] == "ok":
+        np.testing.assert_allclose(np.array(ours[1]), np.array(theirs[1]), rtol=1e-10)
+    else:
+        assert ours == theirs
+
+
+def test_det_of_an_infinite_matrix_with_a_zero_pivot_is_the_non_finite_lapack_known():
+    """Known difference (docs/numerics.md, "OpenBLAS and torch's MKL propagate"; breadth seed
+    1582109): det([[inf, 0.92], [0.12, 0]]) is 0 in NumPy (its exact zero pivot) and NaN in
+    torch (the pivots multiplied out: inf * 0), so torch's create_graph backward solves with
+    the matrix and refuses it as singular; gradkit's takes the SVD and computes."""
+    def grad(m):
+        x = m.tensor([[math.inf, 0.92], [0.12, 0.0]], dtype=m.float64, requires_grad=True)
+        return m.autograd.grad(m.linalg.det(x), x, create_graph=True)[0]
+    assert math.isnan(torch.linalg.det(torch.tensor([[math.inf, 0.92], [0.12, 0.0]])))
+    assert gradkit.linalg.det(gradkit.tensor([[math.inf, 0.92], [0.12, 0.0]])).item() == 0
+    assert _outcome(lambda: grad(torch))[0] == "_LinAlgError"
+    assert _outcome(lambda: grad(gradkit))[0] == "ok"
+    problems, known = diff_program(generate(RandomDrawer(1582109), "breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+        "not MKL's"
+
+
+@pytest.mark.parametrize("rounding_mode", ["operator", None])
+def test_div_backward_computes_the_divisors_gradient_first_as_torch(rounding_mode):
+    """breadth 1574260: torch's DivBackward0 (and DivBackward2) computes other's gradient
+    before self's, so the nodes of a create_graph backward are numbered in that order and the
+    double backward adds its contributions in that order; a second derivative of rounding
+    noise (1 - cos(x, x), amplified by lgamma's 1 / x) came out 0.4 % off."""
+    def second(m):
+        x = m.tensor([0.21074730523045204, 1.3], dtype=m.float64, requires_grad=True)
+        a = x + 2.0
+        quotient = a / (a + 1e-12) if rounding_mode == "operator" else m.div(
+            a, a + 1e-12, rounding_mode=rounding_mode)
+        (g,) = m.autograd.grad(quotient.sin().sum(), x, create_graph=True)
+        return m.autograd.grad(g.sum(), x)[0]
+    assert _outcome(lambda: second(gradkit)) == _outcome(lambda: second(torch))
+    assert diff_program(generate(RandomDrawer(1574260), "breadth")) == ([], None)
+
+
+def test_triplet_loss_of_householder_values_an_ulp_apart_is_rounding_amplified():
+    """Known difference (docs/numerics.md, "accepts any step whose inputs are a few ulps apart";
+    strided_breadth seed 1570035): householder_product of an 11 x 11 matrix of 2.695 grows
+    to 2e15 and LAPACK's rounding (OpenBLAS against MKL) leaves its values ulps apart; a triplet
+    loss of them hinges on differences of p-norm distances of 1e15, noise of the margin's
+    size. torch's own triplet loss of gradkit's values is gradkit's."""
+    def reflected(m):
+        x = m.full((11, 11), 2.6950067780474662, dtype=m.float64)
+        return m.linalg.householder_product(x, x[0] * 0.5)
+
+    def loss(m, h):
+        a = m.tensor([[-0.12756820034200422 + 0.9829723304575384j]])
+        return m.nn.functional.triplet_margin_loss(a, h, a * 0.5 - h, p=3.0, swap=True).item()
+    ours, theirs = reflected(gradkit).numpy(), reflected(torch).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-14)
+    assert loss(torch, torch.from_numpy(np.array(ours))) == pytest.approx(
+        loss(gradkit, gradkit.tensor(ours)), rel=1e-12)
+    problems, known = diff_program(generate(RandomDrawer(1570035), "strided_breadth"))
+    assert not problems or known == "a step torch's own gives gradkit's value from gradkit's " \
+        "inputs, a few ulps from torch's"

@@ -10,6 +10,7 @@ import gradkit
 torch = pytest.importorskip("torch")
 
 from fuzz.known import diff_program  # noqa: E402
+from fuzz.ops_optim import _parts_at_convergence  # noqa: E402
 from fuzz.programs import RandomDrawer, generate  # noqa: E402
 
 
@@ -252,6 +253,29 @@ def test_single_precision_lbfgs_whose_double_run_differs_as_known_noise():
     problems, known = diff_program(generate(RandomDrawer(201557), "optim"))
     assert problems and known == "LBFGS in single precision: its convergence tests compare " \
         "rounding noise"
+
+
+@pytest.mark.parametrize("seed", [318744, 329206])
+def test_strong_wolfe_lbfgs_parting_at_convergence_as_known_rounding(seed):
+    """Known difference (docs/optim.md, "once the loss has converged"): the double-precision
+    runs evaluate the same losses to an ulp (NumPy's sums and dot products round otherwise
+    than torch's) until the loss has converged, where the line search compares losses an ulp
+    apart and takes another step length (t = 0.34 against 0.625). 318744 is complex64, so the
+    single-precision Known takes it, its double run being this one."""
+    problems, known = diff_program(generate(RandomDrawer(seed), "optim"))
+    assert problems and known in (
+        "LBFGS in single precision: its convergence tests compare rounding noise",
+        "LBFGS's strong-Wolfe line search at convergence: losses an ulp apart (NumPy's sums "
+        "and dot products round otherwise than torch's) pick another step")
+
+
+def test_lbfgs_parting_before_convergence_is_not_known():
+    """The Known's condition: runs that part while the loss still moves are no rounding."""
+    moving = np.array([3.0, 2.0, 2.0, 1.0])
+    assert not _parts_at_convergence(moving, np.array([3.0, 2.0, 2.0, 1.5]))
+    assert not _parts_at_convergence(moving, np.array([3.0, 2.5, 2.0, 1.0]))
+    converged = np.array([1.0 + 8e-10, 1.0 + 4e-10, 1.0 + 4e-10, 1.0])
+    assert _parts_at_convergence(converged, np.r_[converged[:3], 1.0 - 1e-10])
 
 
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])

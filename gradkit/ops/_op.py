@@ -133,6 +133,7 @@ class Op:
         self.saves_for_every_tensor = False
         self.vjps = None      # tuple: one rule per input (None = not differentiable)
         self.vjp_all = None   # or one rule returning all input gradients
+        self.vjp_order = None  # the inputs whose rules run first, if not in order (div's)
         self.edge_inputs = None  # the inputs torch's node has edges for, if not all
         self.jvps = None
         self.jvp_all = None
@@ -378,8 +379,8 @@ class Op:
             rules = self.vjps
             result = [None] * len(edges)
         # each gradient takes its input's shape (unbroadcast) and dtype, as the engine expects
-        i = 0
-        for child in edges:
+        for i in self.vjp_order or range(len(edges)):  # torch's formulas' order, as it
+            child = edges[i]  # numbers the nodes they make: the double backward runs them so
             if child is not None:
                 r = result[i] if rules is None else rules[i](g, *values, **params) if \
                     params else rules[i](g, *values)  # no empty dict built per call
@@ -389,7 +390,6 @@ class Op:
                     if data.shape != shape or data.dtype is not dtype:  # else nothing to fix
                         r = fit_grad(node, i, r, shape, dtype, self.broadcast or batch_state.size)
                     result[i] = r
-            i += 1
         return result
 
 

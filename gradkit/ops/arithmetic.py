@@ -172,6 +172,7 @@ div = _Division(_true_quotient, name="div", save=("x", "y"), broadcast=True, bat
 
 div.defvjp(lambda g, x, y: g / conj(y),
            lambda g, x, y: -g * conj(x / y / y))
+div.vjp_order = (1, 0)  # torch's DivBackward0 and 2 compute other's first (breadth 1574260)
 
 
 def _div_jvp(tangents, x, y):

@@ -225,7 +225,11 @@ def _eigh_vjp(grads, values, vectors, UPLO):  # noqa: N803
         _check_gauge(_phase_terms(vh_gv, g_vectors),
                      f"linalg_eigh_backward: The eigenvectors in the complex case {_PHASE} this "
                      "quantity, so it is ill-defined.")
-    inner = _off_diagonal((vh_gv - mH(vh_gv)) / 2 / _differences(values)) + diag_embed(g_values)
+    inner = (vh_gv - mH(vh_gv)) / 2 / _differences(values)
+    # torch copies gL onto the diagonal; with no gL (eigvalsh's double backward) it keeps the
+    # skew part's own diagonal, NaN for an infinite gV (breadth 1535779)
+    if not is_undefined(g_values):
+        inner = _off_diagonal(inner) + diag_embed(g_values)
     return (matmul(vectors, matmul(inner, mH(vectors))),)
 
 

@@ -66,5 +66,6 @@ div_rounding.defjvp(*map(_rounded, (lambda t, x, y: t / y, lambda t, x, y: -t * 
 # the rules read what div's read (torch's formula is the same for every mode): self is saved
 # only for other's gradient, other only for self's
 div_rounding.saves_read = div.saves_read
+div_rounding.vjp_order = div.vjp_order
 div_rounding.number_edges = True  # a Python number operand is a wrapped tensor, as div's
 div.with_rounding_mode = _divide_with_mode

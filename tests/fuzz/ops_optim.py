@@ -18,6 +18,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 
+import numpy as np
+
 from .ops_core import OpSpec
 
 # -- drawing a run ------------------------------------------------------------------------
@@ -205,10 +207,11 @@ def _build(lib, params_of_groups, p):
     return optimizer, p["scheduler"] and _scheduler(lib, optimizer, p["scheduler"])
 
 
-def _closure(lib, optimizer, params, skipped, set_to_none):
+def _closure(lib, optimizer, params, skipped, set_to_none, losses):
     def closure():
         optimizer.zero_grad(set_to_none=set_to_none)
         loss = _loss(lib, params, skipped)
+        losses.append(loss.detach().reshape(1))
         if loss.requires_grad:
             loss.backward()
         return loss
@@ -216,14 +219,15 @@ def _closure(lib, optimizer, params, skipped, set_to_none):
 
 
 def _run_fn(lib, x, **p):
-    """The run ``p`` (drawn by ``_run_params``) on parameters made from x: its trace."""
+    """The run ``p`` (drawn by ``_run_params``) on parameters made from x: its trace (with
+    ``evaluations=True`` in ``p``: every loss the closure computed, in float64)."""
     base = _base(lib, x)
     count = iter(range(100))
     params_of_groups = [[_make_param(lib, x, base, next(count), *spec) for spec in g["params"]]
                         for g in p["groups"]]
     params = [q for g in params_of_groups for q in g]
     optimizer, scheduler = _build(lib, params_of_groups, p)
-    trace = []
+    trace, losses = [], []
     for k in range(p["steps"]):
         skipped = {i for step, i in p["skip"] if step == k}
         if p["add_group"] and p["add_group"][0] == k:
@@ -231,7 +235,7 @@ def _run_fn(lib, x, **p):
             new = [_make_param(lib, x, base, next(count), *s) for s in spec["params"]]
             optimizer.add_param_group({"params": new, **spec["options"]})
             params += new
-        closure = _closure(lib, optimizer, params, skipped, p["set_to_none"])
+        closure = _closure(lib, optimizer, params, skipped, p["set_to_none"], losses)
         if p["optimizer"] == "LBFGS":
             loss = optimizer.step(closure)
         else:
@@ -252,6 +256,8 @@ def _run_fn(lib, x, **p):
             optimizer.load_state_dict(saved)
             if scheduler is not None:
                 scheduler.load_state_dict(saved_scheduler)
+    if p.get("evaluations"):
+        return lib.cat(losses)
     single = any(q.dtype in (lib.float32, lib.complex64) for q in params)
     out = lib.cat(trace).to(lib.float32 if single else lib.float64)
     # |x| > 1 as 1 + log|x|: keeps relative differences, bounds the tolerance's scale
@@ -368,6 +374,38 @@ def single_precision_lbfgs(program, mine, theirs, diff) -> bool:
     steps = tuple(step._replace(params=_widened(step.params)) if _single_lbfgs(step) else step
                   for step in program.steps)
     return not diff(dataclasses.replace(program, steps=steps))
+
+
+def lbfgs_parting_at_convergence(program, mine, theirs, run_both) -> bool:
+    """Runs with LBFGS's strong-Wolfe line search whose double-precision (widened) runs
+    evaluate losses that agree to a relative 1e-13 until, the loss converged (its last two
+    values changing by less than LBFGS's default ``tolerance_change``, 1e-9), one line search
+    picks another step; ``run_both(program)``: (gradkit's Result, torch's). NumPy's sums and
+    dot products round otherwise than torch's vectorized ones, and there a comparison of
+    losses an ulp apart decides (optim seeds 318744, 329206)."""
+    at = [len(program.leaves) + i for i, step in enumerate(program.steps)
+          if step.op == "o_run" and step.params["optimizer"] == "LBFGS"
+          and step.params["options"].get("line_search_fn") == "strong_wolfe"]
+    if not at or mine.error is not None or theirs.error is not None:
+        return False
+    steps = tuple(step._replace(params={**_widened(step.params), "evaluations": True})
+                  if step.op == "o_run" else step for step in program.steps)
+    ours, torchs = run_both(dataclasses.replace(program, steps=steps))
+    if ours.error is not None or torchs.error is not None:
+        return False
+    parted = [k for k in at if not np.array_equal(ours.values[k], torchs.values[k])]
+    return bool(parted) and all(_parts_at_convergence(ours.values[k], torchs.values[k])
+                                for k in parted)
+
+
+def _parts_at_convergence(a, b) -> bool:
+    """Loss sequences a and b agree to a relative 1e-13, then part, the last two distinct
+    agreeing losses closer than 1e-9."""
+    n = min(len(a), len(b))
+    close = np.isclose(a[:n], b[:n], rtol=1e-13, atol=0)
+    agreed = a[:n] if close.all() else a[:int(np.argmin(close))]
+    distinct = agreed[np.r_[True, np.diff(agreed) != 0]]
+    return len(distinct) >= 2 and abs(distinct[-1] - distinct[-2]) < 1e-9
 
 
 def negated_complex_zero(program, problems) -> bool:

@@ -155,9 +155,10 @@ def _distinct(tensors: list) -> list:
     return out
 
 
-def run(program, lib, nudge: float = 0.0) -> Result:
+def run(program, lib, nudge: float = 0.0, scale: int = 0) -> Result:
     """Execute ``program`` with ``lib`` (gradkit or torch); exceptions become ``error``.
-    ``nudge``: its float leaves one ulp toward +inf or -inf."""
+    ``nudge``: its float leaves one ulp toward +inf or -inf. ``scale``: the loss's weights
+    times 2**scale, which scales every derivative by exactly that (but for underflow)."""
     from .programs import OPS
     from .transforms import run_transform
     if program.transform:
@@ -188,6 +189,9 @@ def run(program, lib, nudge: float = 0.0) -> Result:
                 return Result(None, values, flags, slots, [], [])
             # a weight per slot, so they do not depend on which tensors require grad
             weights = _weights(values, program.seed)
+            if scale:  # in each weight's dtype: single-precision ones may underflow to 0
+                weights = [np.ldexp(w.real, scale) + 1j * np.ldexp(w.imag, scale)
+                           if w.dtype.kind == "c" else np.ldexp(w, scale) for w in weights]
             loss = _weighted_sum(lib, outputs, [w for t, w in zip(env, weights)
                                                 if _differentiable(t)])
             if program.backward:

@@ -37,7 +37,7 @@ from gradkit.ops._dispatch_general import (  # noqa: F401  (re-exported for the 
     _SavedInputs, _entries_read, _scalar_meta, _unpack_all, cast_grad, fit_grad, seam,
     sum_to_shape)
 from gradkit.ops._dispatch_hot import dispatch_binary, dispatch_unary
-from gradkit.ops.result_layout import c_ordered, in_iterator_layout
+from gradkit.ops.result_layout import forwards
 from gradkit.ops.keywords import (
     SPECIAL_KEYWORDS, TENSOR_KEYWORDS, named_inputs, tensor_keywords, torch_keywords)
 from gradkit.ops.methods import register as register_method
@@ -80,15 +80,8 @@ class Op:
                  view=False, outputs=1, differentiable_outputs=None, node_name=None,
                  elementwise=False, batchable=False, method=False, inplace=False,
                  contiguous=False):
-        # results laid out as torch's: C order (reductions, scans, joins), an elementwise op's
-        # in its inputs' order (result_layout.py)
-        self.forward = c_ordered(forward) if contiguous else \
-            in_iterator_layout(forward) if elementwise else forward
-        # what the hot paths call: an elementwise op's forward unwrapped, its result laid out
-        # there where ``lays_out`` (result_layout.iterator_layout: no wrapper frame on every
-        # call of add or mul)
-        self.lays_out = elementwise and not contiguous
-        self.kernel = forward if self.lays_out else self.forward
+        # results laid out as torch's (result_layout.py); the hot paths call ``kernel``
+        self.forward, self.kernel, self.lays_out = forwards(forward, elementwise, contiguous)
         self.name = name or forward.__name__.strip("_")
         self.node_name = node_name or _to_node_name(self.name)
         self.node_name_rule = None  # or fn(params, input arrays) -> name of torch's overload

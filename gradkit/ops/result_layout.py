@@ -23,6 +23,18 @@ def _named(wrapper, forward):
     return wrapper
 
 
+def forwards(forward, elementwise: bool, contiguous: bool) -> tuple:
+    """An op's (forward, kernel, lays_out): its forward with results laid out as torch's, C
+    order (``contiguous``: reductions, scans, joins) or an elementwise op's in its inputs'
+    order; what the hot paths call, an elementwise op's forward unwrapped, whose result they
+    lay out themselves where ``lays_out`` (iterator_layout: no wrapper frame per add or mul)."""
+    if contiguous:
+        forward = c_ordered(forward)
+    elif elementwise:
+        return in_iterator_layout(forward), forward, True
+    return forward, forward, False
+
+
 def c_ordered(forward):
     """``forward`` whose array results are C-contiguous (a copy only where they are not):
     torch allocates the results of reductions, scans, joins and the like so; NumPy keeps an

@@ -30,3 +30,23 @@ def test_copy_from_a_partly_overlapping_conj_view_is_refused(write):
         write(x)
         return x
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+_WITH_OUT = {
+    "clamp": lambda m, out: m.clamp(m.tensor([1.0, 5.0, -3.0]), -1, 2, out=out),
+    "clip": lambda m, out: m.clip(m.tensor([1.0, 5.0, -3.0]), -1, 2, out=out),
+    "index_select": lambda m, out: m.index_select(m.tensor([1.0, 5.0, 7.0]), 0,
+                                                  m.tensor([2, 0, 1]), out=out),
+    "add": lambda m, out: m.add(m.tensor([1.0, 5.0, -3.0]), 1, out=out),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WITH_OUT))
+def test_out_arguments_are_refused_where_torch_writes_into_them(name):
+    """A deliberate difference (docs/torch_expectations.md): gradkit takes ``out=`` on no op,
+    so clamp, clip and index_select refuse it as add does, with Python's TypeError naming
+    it, where torch writes the result into ``out`` and returns it."""
+    out = torch.empty(3)
+    assert _WITH_OUT[name](torch, out) is out
+    with pytest.raises(TypeError, match="'out'"):
+        _WITH_OUT[name](gradkit, gradkit.empty(3))

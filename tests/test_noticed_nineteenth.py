@@ -1,6 +1,9 @@
 """Differences from torch 2.13 noticed in earlier sessions and settled in the nineteenth
 (docs/torch_expectations.md, "Noticed, nineteenth session"), each program run in both
 libraries."""
+import math
+
+import numpy as np
 import pytest
 from test_breadth_fuzz_found import _outcome
 
@@ -50,3 +53,39 @@ def test_out_arguments_are_refused_where_torch_writes_into_them(name):
     assert _WITH_OUT[name](torch, out) is out
     with pytest.raises(TypeError, match="'out'"):
         _WITH_OUT[name](gradkit, gradkit.empty(3))
+
+
+_SPECIAL = [0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan, 0.5]
+_POINTS = [complex(a, b) for a in _SPECIAL for b in _SPECIAL]
+
+
+def _derivative_bits(m, name: str, dtype: str, incoming: complex, mode: str) -> bytes:
+    """The gradient (or tangent) of ``m.<name>`` at every special point: its parts' bytes."""
+    kind = getattr(m, dtype)
+    x = m.tensor(_POINTS, dtype=kind, requires_grad=mode != "forward")
+    seed = m.full((len(_POINTS),), incoming, dtype=kind)
+    if mode == "forward":
+        ad = m.autograd.forward_ad
+        with ad.dual_level():
+            value = ad.unpack_dual(getattr(m, name)(ad.make_dual(x, seed))).tangent
+    else:
+        (value,) = m.autograd.grad(getattr(m, name)(x), x, seed, create_graph=mode == "graph")
+    parts = np.stack([value.detach().real.numpy(), value.detach().imag.numpy()])
+    return np.where(np.isnan(parts), np.nan, parts).tobytes()  # (a NaN's sign bit aside)
+
+
+@pytest.mark.parametrize("mode", ["backward", "graph", "forward"])
+@pytest.mark.parametrize("incoming", [1, complex(math.inf, 0), complex(0, math.inf),
+                                      complex(0.0, -0.0), complex(-0.0, 0.0),
+                                      complex(-math.inf, 1), complex(1, -2)], ids=str)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("name", ["atanh", "exp2"])
+def test_complex_atanh_and_exp2_derivatives_at_special_points_agree_bitwise(
+        name, dtype, incoming, mode):
+    """torch's formulas in their order: atanh's ``grad * 1 / (1 - self.pow(2)).conj()`` (the
+    gradient times 1 first: an infinite part makes its partner NaN, a -0 part +0; 1 - y as
+    1 + (-1) y) and exp2's ``grad * result.conj() * M_LN2`` (the product by log 2 last), their
+    tangents torch's auto_element_wise ones. gradkit divided by 1 - y and multiplied by
+    out * log 2, so inf + NaN j where torch has NaN + NaN j, and zeros of other signs."""
+    assert _derivative_bits(gradkit, name, dtype, incoming, mode) == \
+        _derivative_bits(torch, name, dtype, incoming, mode)

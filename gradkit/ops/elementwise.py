@@ -47,6 +47,10 @@ def exp2(xp, x):
 
 
 exp2.defderivative(lambda out: out * math.log(2.0))
+# torch's grad * result.conj() * M_LN2, in that order: for complex, an infinite grad times
+# conj(out) is NaN + NaN j where out * log 2 first left an infinite part (and -0 parts +0)
+exp2.defvjp(_exp2_vjp := lambda g, out: g * conj(out) * math.log(2.0))
+exp2.defjvp(lambda t, out: conj(_exp2_vjp(conj(t), out)))  # torch's auto_element_wise
 
 
 @unary(floating=True, method=True, inplace=True)
@@ -128,15 +132,18 @@ def _over(g, d):
     return g / d
 
 
-def divided_by(op_: Op, denominator) -> None:
+def divided_by(op_: Op, denominator, times_one: bool = False) -> None:
     """An elementwise op whose derivative is 1 / denominator(saved): vjp g / conj(d) and jvp
     t / d, divisions as torch's formulas write them (a multiplication by 1 / d rounds twice,
-    and by a complex zero gives NaN where torch's quotient is inf + inf j)."""
+    and by a complex zero gives NaN where torch's quotient is inf + inf j); ``times_one``:
+    the formula's ``grad * 1 / d``, the gradient multiplied by 1 first (and the tangent torch's
+    auto_element_wise one: the conjugate of that of the tangent's conjugate)."""
     def vjp(g, saved):
         d = denominator(saved)
-        return _over(g, conj(d) if _is_complex(d) else d)
+        return _over(g * 1 if times_one else g, conj(d) if _is_complex(d) else d)
     op_.defvjp(vjp)
-    op_.defjvp(lambda t, saved: _over(t, denominator(saved)))
+    op_.defjvp((lambda t, saved: conj(vjp(conj(t), saved))) if times_one  # auto_element_wise
+               else (lambda t, saved: _over(t, denominator(saved))))
     op_.batchable = True
 
 
@@ -303,7 +310,10 @@ def atanh(xp, x):
     return xp.arctanh(x)
 
 
-divided_by(atanh, lambda x: 1 - x * x)
+# torch's grad * 1 / (1 - self.pow(2)).conj(): for complex, grad * 1 makes an infinite part's
+# partner NaN (inf * 0) and -0 parts +0; 1 - y is torch's 1 + (-1) y, whose product makes NaN
+# beside an infinite part of y where NumPy's 1 - y keeps the other part
+divided_by(atanh, lambda x: x * x * -1 + 1, times_one=True)
 
 
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("erf_vml_cpu"))

@@ -116,3 +116,28 @@ def test_complex_derivatives_at_special_points_have_torchs_zero_signs_and_nans(
     (division, expm1) round an ulp from its scalar ones, by an element's position."""
     ours = _derivative_parts(gradkit, name, dtype, incoming, mode)
     assert (_kinds(ours) == _kinds(_derivative_parts(torch, name, dtype, incoming, mode))).all()
+
+
+@pytest.mark.parametrize("n", [1, 3, 40])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_cholesky_inverse_of_a_factor_with_a_non_real_diagonal_is_lapacks(dtype, upper, n):
+    """torch's cholesky_inverse is LAPACK's potri: trtri, then lauum, which reads each
+    diagonal entry of the inverted triangle as its real part (the last one scales its row)
+    and, past MKL's block of 32 (40 here), drops the block diagonal's imaginary parts in herk.
+    gradkit inverted L L^H. The gradient, from the result and L, agrees with it."""
+    rng = np.random.default_rng(n)
+    shape = (2, n, n)  # a batch whose first factor has a real diagonal
+    data = rng.standard_normal(shape) + 1j * rng.standard_normal(shape) + \
+        3 * n * np.eye(n) * np.array([1, 1 + 0.5j])[:, None, None]
+    data = np.triu(data) if upper else np.tril(data)
+    weights = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+    def program(m):
+        factor = m.tensor(data, dtype=getattr(m, dtype), requires_grad=True)
+        inverse = m.cholesky_inverse(factor, upper=upper)
+        (inverse * m.tensor(weights, dtype=getattr(m, dtype))).real.sum().backward()
+        return inverse.detach().numpy(), factor.grad.numpy()
+    tolerance = 1e-4 if dtype == "complex64" else 1e-10
+    for ours, theirs in zip(program(gradkit), program(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=tolerance, atol=tolerance * abs(theirs).max())

@@ -141,3 +141,50 @@ def test_cholesky_inverse_of_a_factor_with_a_non_real_diagonal_is_lapacks(dtype,
     tolerance = 1e-4 if dtype == "complex64" else 1e-10
     for ours, theirs in zip(program(gradkit), program(torch)):
         np.testing.assert_allclose(ours, theirs, rtol=tolerance, atol=tolerance * abs(theirs).max())
+
+
+_SINGULAR = [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]  # getrf: a zero third pivot
+_REGULAR = [[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]
+
+
+@pytest.mark.parametrize("batch", [False, True])
+@pytest.mark.parametrize("layout", ["rows", "columns"])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_solve_ex_on_the_right_of_a_singular_matrix_goes_through_its_own_lu(dtype, layout, batch):
+    """torch's solve_ex(A, B, left=False) factors A itself (whatever its layout) and solves
+    A^H X^H = B^H through that LU (getrs 'C'): its info and the inf and NaN of its
+    substitution, and the gradients through the same LU. gradkit factored A^T, whose LU
+    fails elsewhere (NaN and inf in other places)."""
+    def program(m):
+        kind = getattr(m, dtype)
+        a = m.tensor([_REGULAR, _SINGULAR] if batch else _SINGULAR, dtype=kind)
+        if layout == "columns":
+            a = a.mT.contiguous().mT
+        a.requires_grad_()
+        b = m.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0], [0.0, 1.0, 0.0], [2.0, 0.0, 1.0]],
+                     dtype=kind, requires_grad=True)
+        x, info = m.linalg.solve_ex(a, b, left=False)
+        x.sum().abs().backward()
+        return [v.detach().resolve_conj().numpy() for v in (x, info, a.grad, b.grad)]
+    for ours, theirs in zip(program(gradkit), program(torch)):  # (NaN and inf where torch's)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("function", ["solve", "solve_ex"])
+@pytest.mark.parametrize("shapes", [
+    ((2, 3), (2, 3), "float32", "float64"), ((2, 2), (3, 1), "float32", "float32"),
+    ((2, 3), (2, 3), "float32", "float32"), ((2, 2), (), "float32", "float32"),
+    ((3, 2, 2), (4, 3, 2), "float32", "float32"), ((2, 2), (3, 3), "float32", "float32")],
+    ids=str)
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_checks_the_equation_as_given(function, shapes, left):
+    """torch checks X A = B as it is (A's columns against B's, "XA = B (2x2 and 3x1)", A's
+    own shape), the dtypes before A's squareness, and B's batch dims first in the broadcast
+    message; gradkit checked the transposed equation, and solve_ex A's shape first."""
+    a_shape, b_shape, a_dtype, b_dtype = shapes
+
+    def program(m):
+        a = m.ones(a_shape, dtype=getattr(m, a_dtype))
+        return getattr(m.linalg, function)(a, m.ones(b_shape, dtype=getattr(m, b_dtype)),
+                                           left=left)[0]
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

@@ -11,9 +11,10 @@ import numpy as np
 
 from gradkit.backend import get_array_module
 from gradkit.int_arguments import int_parameters
+from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_triangular_solve import mH, solve_triangular
+from gradkit.ops.linalg_triangular_solve import check_solvable, mH, solve_triangular
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -136,15 +137,46 @@ def _is_vector_rhs(a, b) -> bool:
     return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
 
 
-@op(save=("a", "result"), broadcast=True, node_name="LinalgSolveExBackward0")
-def _solve(xp, a, b):
-    check_matrices("linalg.solve", a)
+def _check_dtypes(a, b) -> None:
     if a.dtype != b.dtype:
         raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A "
                            f"of type {scalar_type_name(a)} and B of type {scalar_type_name(b)} "
                            "instead")
-    if b.ndim == 0:
+
+
+def _check_b_dims(b) -> None:
+    if b.ndim < 2:
         raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+
+
+def check_solve(a, b, left: bool) -> None:
+    """torch's checks of linalg.solve(_ex) in its order, before gradkit transposes X A = B
+    (``left=False``): A's kind, the dtypes, vectors (which X A = B cannot take), B's dims, A
+    square, the sizes, the batch dims (B's first)."""
+    check_matrices("linalg.solve", a, square=False)
+    _check_dtypes(a, b)
+    vector = _is_vector_rhs(a, b)
+    if vector and not left:
+        n = a.shape[-1]
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"XA = B ({n}x{n} and {b.shape[-1]}x1)")
+    _check_b_dims(b[..., None] if vector else b)
+    check_matrices("linalg.solve", a)
+    columns = b[..., None] if vector else b
+    check_solvable("linalg.solve", a, columns, left)
+    try:
+        np.broadcast_shapes(columns.shape[:-2], a.shape[:-2])
+    except ValueError:
+        raise RuntimeError(_broadcast_message([np.empty(columns.shape[:-2]),
+                                               np.empty(a.shape[:-2])])) from None
+
+
+@op(save=("a", "result"), broadcast=True, node_name="LinalgSolveExBackward0")
+def _solve(xp, a, b):
+    check_matrices("linalg.solve", a)
+    _check_dtypes(a, b)
+    if b.ndim == 0:
+        _check_b_dims(b)
     vector = _is_vector_rhs(a, b)
     rows = b.shape[-1] if vector else b.shape[-2]
     if rows != a.shape[-1]:
@@ -232,12 +264,9 @@ _solve.name, _solve.profiler_name = "linalg_solve", "gradkit::linalg_solve"
 
 def solve(A, B, *, left: bool = True):  # noqa: N803 - torch's name
     """X with ``A X = B`` (``left=False``: ``X A = B``); B may be a (batch of) vector(s)."""
+    check_solve(getattr(A, "_data", A), getattr(B, "_data", B), left)
     if left:
         return _solve(A, B)
-    if _is_vector_rhs(A, B):  # torch reads B as vectors first, which X A = B cannot take
-        n = A.shape[-1]
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"XA = B ({n}x{n} and {B.shape[-1]}x1)")
     return transpose(_solve(transpose(A, -1, -2), transpose(B, -1, -2)), -1, -2)
 
 

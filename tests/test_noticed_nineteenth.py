@@ -188,3 +188,34 @@ def test_solve_checks_the_equation_as_given(function, shapes, left):
         return getattr(m.linalg, function)(a, m.ones(b_shape, dtype=getattr(m, b_dtype)),
                                            left=left)[0]
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+_RANK_DEFICIENT = {  # integer-valued singular matrices that OpenBLAS and MKL round apart
+    "3x3-a": ([[5, 11, -5], [16, -8, 2], [11, -7, 2]], "float64"),
+    "3x3-b": ([[4, 1, 3], [-12, -3, -9], [-17, -7, -13]], "float64"),
+    "3x3-c": ([[-5, -4, -3], [-2, -1, 0], [1, 2, 3]], "float32"),
+    "4x4": ([[-1, -3, 3, 3], [-9, 1, 3, 3], [-2, 1, 0, 0], [3, -13, -12, 6]], "float64"),
+    "5x5": ([[3 + 5 * i + j for j in range(5)] for i in range(5)], "float64"),
+    "5x5-float32": ([[3 * (5 * i + j) - 3 for j in range(5)] for i in range(5)], "float32"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_RANK_DEFICIENT))
+def test_inv_of_a_matrix_singular_to_one_blas_only_follows_mkls_getrf(name):
+    """torch's inv raises where its (MKL's) getrf meets an exact 0 pivot: that getrf scales
+    the column by the pivot's reciprocal and updates with fused multiply-adds, and finds the
+    zero pivots of these matrices where OpenBLAS's (NumPy's) does not, or the other way
+    round. gradkit's getrf rounds as MKL's (its info is torch's), inv raises where it finds a
+    zero pivot and otherwise returns the substitution through its LU (finite noise, as
+    torch's other noise); it raised, or inverted, by OpenBLAS's."""
+    values, dtype = _RANK_DEFICIENT[name]
+
+    def program(m):
+        a = m.tensor(values, dtype=getattr(m, dtype))
+        info = int(m.linalg.lu_factor_ex(a).info)
+        try:
+            inverse = m.linalg.inv(a)
+        except RuntimeError as error:
+            return info, str(error)
+        return info, bool(m.isfinite(inverse).all())
+    assert program(gradkit) == program(torch)

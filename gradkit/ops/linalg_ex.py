@@ -15,7 +15,8 @@ import numpy as np
 from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.backend import get_array_module
-from gradkit.ops.linalg_lu import _lu_solve, _solve_packed, getrf
+from gradkit.ops.linalg_getrf import getrf
+from gradkit.ops.linalg_lu import _lu_solve, _solve_packed
 from gradkit.ops.linalg_solvers import (
     LinAlgError, _as_columns, _batch_prefix, _cholesky, _cholesky_jvp, _cholesky_parts,
     _cholesky_vjp, _is_vector_rhs, _solve, check_matrices, check_solve, cholesky, host, inv,

@@ -14,6 +14,7 @@ from gradkit.int_arguments import int_parameters
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg_getrf import _solve_packed, getrf, host
 from gradkit.ops.linalg_triangular_solve import check_solvable, mH, solve_triangular
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
@@ -50,41 +51,12 @@ def _batch_prefix(x, index) -> str:
     return f"(Batch element {index}): " if x.ndim > 2 else ""
 
 
-def idamax(xp, size):
-    """LAPACK's i?amax along the last axis of ``size`` (|entry|, or |re| + |im|): the first
-    largest entry, where a NaN never compares larger, so only a NaN in first place is picked
-    (NumPy's argmax would pick the first NaN anywhere)."""
-    first = xp.isnan(size[..., 0])
-    return xp.where(first, 0, xp.argmax(xp.where(xp.isnan(size), -1, size), axis=-1))
-
-
-def _first_zero_pivot(matrix) -> int | None:
-    """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's getrf info),
-    None when there is none."""
-    a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
-    with np.errstate(all="ignore"):  # inf - inf in a non-finite matrix: NaN, no warning
-        for k in range(a.shape[-1]):
-            p = k + int(idamax(np, np.abs(a[k:, k])))
-            if a[p, k] == 0:
-                return k + 1
-            a[[k, p]] = a[[p, k]]
-            a[k + 1:] -= np.outer(a[k + 1:, k] / a[k, k], a[k])
-    return None
-
-
-def host(t) -> np.ndarray:
-    """A tensor's or array's values as a NumPy array (copied from the device for CuPy)."""
-    values = getattr(t, "_data", t)
-    return np.asarray(values.get() if hasattr(values, "get") else values)
-
-
 def _first_singular(x) -> tuple[int, int | None]:
     """(batch index, 1-based zero pivot) of x's first singular matrix, as getrf reports it;
     (0, None) when none is."""
-    host_x = host(x)
-    batch = host_x.reshape((-1,) + host_x.shape[-2:])
-    return next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch)) if p is not None),
-                (0, None))
+    info = getrf(np, host(x))[2].reshape(-1)
+    failed = np.flatnonzero(info)
+    return (int(failed[0]), int(info[failed[0]])) if failed.size else (0, None)
 
 
 def _singular_inverse_error(x) -> LinAlgError:
@@ -100,14 +72,25 @@ def inv(xp, x):
     """The inverse of each square matrix in the last two dims of x."""
     check_matrices("linalg.inv", x, half=low_precision("linalg.inv"))
     try:
-        return _nan_matrices(xp, x, xp.linalg.inv(x), 2)
+        inverse = _nan_matrices(xp, x, xp.linalg.inv(x), 2)
     except np.linalg.LinAlgError:
-        infinite = ~xp.isfinite(x).all(axis=(-2, -1))
-        if not infinite.any() or _first_singular(x)[1] is not None:
+        if _first_singular(x)[1] is not None:
             raise _singular_inverse_error(x) from None
-    # OpenBLAS's getrf stopped at a zero pivot that NaN arithmetic left in a non-finite matrix;
-    # torch's (MKL's) reads on through the NaN and inverts it to NaN (breadth seed 1328713)
-    return _nan_where(xp, x, infinite, xp.linalg.inv, 2)
+        infinite = ~xp.isfinite(x).all(axis=(-2, -1))
+        if not infinite.any():  # OpenBLAS's getrf met an exact 0 pivot that MKL's rounding
+            # (torch's) does not: getrs's substitution through that LU (finite noise)
+            with np.errstate(all="ignore"):
+                eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
+                return _solve_packed(xp, *getrf(xp, x)[:2], eye, False)
+        # OpenBLAS's getrf stopped at a zero pivot that NaN arithmetic left in a non-finite
+        # matrix; torch's (MKL's) reads on through the NaN, to NaN (breadth seed 1328713)
+        return _nan_where(xp, x, infinite, xp.linalg.inv, 2)
+    # an inverse this large may be OpenBLAS's of a matrix in which MKL's getrf (torch's) meets
+    # an exact 0 pivot, which torch refuses as singular
+    if x.size and x.dtype.kind == "f" and float(xp.abs(inverse).max() * xp.abs(x).max()) > \
+            1e-3 / np.finfo(x.dtype).eps and _first_singular(x)[1] is not None:
+        raise _singular_inverse_error(x)
+    return inverse
 
 
 def inv_vjp(g, out):

@@ -200,21 +200,22 @@ _RANK_DEFICIENT = {  # integer-valued singular matrices that OpenBLAS and MKL ro
 }
 
 
+@pytest.mark.parametrize("function", ["inv", "solve"])
 @pytest.mark.parametrize("name", sorted(_RANK_DEFICIENT))
-def test_inv_of_a_matrix_singular_to_one_blas_only_follows_mkls_getrf(name):
+def test_inv_of_a_matrix_singular_to_one_blas_only_follows_mkls_getrf(name, function):
     """torch's inv raises where its (MKL's) getrf meets an exact 0 pivot: that getrf scales
     the column by the pivot's reciprocal and updates with fused multiply-adds, and finds the
     zero pivots of these matrices where OpenBLAS's (NumPy's) does not, or the other way
     round. gradkit's getrf rounds as MKL's (its info is torch's), inv raises where it finds a
     zero pivot and otherwise returns the substitution through its LU (finite noise, as
-    torch's other noise); it raised, or inverted, by OpenBLAS's."""
+    torch's other noise); it raised, or inverted, by OpenBLAS's. solve too."""
     values, dtype = _RANK_DEFICIENT[name]
 
     def program(m):
         a = m.tensor(values, dtype=getattr(m, dtype))
         info = int(m.linalg.lu_factor_ex(a).info)
         try:
-            inverse = m.linalg.inv(a)
+            inverse = m.linalg.inv(a) if function == "inv" else m.linalg.solve(a, m.ones_like(a))
         except RuntimeError as error:
             return info, str(error)
         return info, bool(m.isfinite(inverse).all())

@@ -71,26 +71,40 @@ def _singular_inverse_error(x) -> LinAlgError:
 def inv(xp, x):
     """The inverse of each square matrix in the last two dims of x."""
     check_matrices("linalg.inv", x, half=low_precision("linalg.inv"))
+    # (OpenBLAS's getrf stopped at a zero pivot that NaN arithmetic left in a non-finite
+    # matrix; torch's (MKL's) reads on through the NaN, to NaN: breadth seed 1328713)
+    return _with_mkls_pivots(
+        xp, x, xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape),
+        lambda: _nan_matrices(xp, x, xp.linalg.inv(x), 2), _singular_inverse_error,
+        lambda: _nan_where(xp, x, ~xp.isfinite(x).all(axis=(-2, -1)), xp.linalg.inv, 2))
+
+
+def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = False):
+    """``compute()`` (A^{-1} rhs by NumPy's LAPACK, OpenBLAS) where torch's (MKL's) getrf
+    meets the same exact 0 pivots: ``refusal(a)`` where only MKL's meets one (a large result
+    of OpenBLAS's tiny pivot), getrs through MKL's LU where only OpenBLAS's does (finite
+    noise; ``non_finite()`` for a matrix with inf or NaN; ``vector``: rhs is vectors as
+    columns)."""
     try:
-        inverse = _nan_matrices(xp, x, xp.linalg.inv(x), 2)
+        result = compute()
     except np.linalg.LinAlgError:
-        if _first_singular(x)[1] is not None:
-            raise _singular_inverse_error(x) from None
-        infinite = ~xp.isfinite(x).all(axis=(-2, -1))
-        if not infinite.any():  # OpenBLAS's getrf met an exact 0 pivot that MKL's rounding
-            # (torch's) does not: getrs's substitution through that LU (finite noise)
-            with np.errstate(all="ignore"):
-                eye = xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape)
-                return _solve_packed(xp, *getrf(xp, x)[:2], eye, False)
-        # OpenBLAS's getrf stopped at a zero pivot that NaN arithmetic left in a non-finite
-        # matrix; torch's (MKL's) reads on through the NaN, to NaN (breadth seed 1328713)
-        return _nan_where(xp, x, infinite, xp.linalg.inv, 2)
-    # an inverse this large may be OpenBLAS's of a matrix in which MKL's getrf (torch's) meets
-    # an exact 0 pivot, which torch refuses as singular
-    if x.size and x.dtype.kind == "f" and float(xp.abs(inverse).max() * xp.abs(x).max()) > \
-            1e-3 / np.finfo(x.dtype).eps and _first_singular(x)[1] is not None:
-        raise _singular_inverse_error(x)
-    return inverse
+        if _first_singular(a)[1] is not None:
+            raise refusal(a) from None
+        if not xp.isfinite(a).all():
+            return non_finite()
+        with np.errstate(all="ignore"):
+            out = _solve_packed(xp, *getrf(xp, a)[:2], rhs, False)
+        return out[..., 0] if vector else out
+    if result.size and a.dtype.kind == "f" and (a.shape[-1] <= _ALWAYS_FACTORED or float(
+            xp.abs(result).max() * xp.abs(a).max()) > 1e-3 / np.finfo(a.dtype).eps) and \
+            _first_singular(a)[1] is not None:
+        raise refusal(a)
+    return result
+
+
+# up to this size every matrix is factored as MKL rounds (a solution of moderate size may come
+# from OpenBLAS's tiny pivot where MKL's is 0); larger ones only where the result is large
+_ALWAYS_FACTORED = 16
 
 
 def inv_vjp(g, out):
@@ -166,16 +180,18 @@ def _solve(xp, a, b):
         cols = 1 if vector else b.shape[-1]
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"AX = B ({a.shape[-2]}x{a.shape[-1]} and {rows}x{cols})")
-    try:
-        return _nan_matrices(xp, a, _solve_arrays(xp, a, b, vector), 1 if vector else 2)
-    except np.linalg.LinAlgError:
-        index, pivot = _first_singular(a)
-        if pivot is not None:
-            raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, index)}The solver failed "
-                              "because the input matrix is singular.") from None
-    # NumPy's LAPACK took a NaN for a zero pivot; torch's MKL solves on, to NaN there
-    return _nan_where(xp, a, xp.isnan(a).any(axis=(-2, -1)),
-                      lambda m: _solve_arrays(xp, m, b, vector), 1 if vector else 2)
+    dims = 1 if vector else 2
+    # (NumPy's LAPACK took a NaN for a zero pivot; torch's MKL solves on, to NaN there)
+    return _with_mkls_pivots(
+        xp, a, b[..., None] if vector else b,
+        lambda: _nan_matrices(xp, a, _solve_arrays(xp, a, b, vector), dims),
+        _singular_solve_error, lambda: _nan_where(xp, a, xp.isnan(a).any(axis=(-2, -1)), lambda m:
+                                                  _solve_arrays(xp, m, b, vector), dims), vector)
+
+
+def _singular_solve_error(a) -> LinAlgError:
+    return LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, _first_singular(a)[0])}The "
+                       "solver failed because the input matrix is singular.")
 
 
 def _solve_arrays(xp, a, b, vector: bool):

@@ -49,10 +49,10 @@ def getrf(xp, a):
             info = xp.where((info == 0) & zero, j + 1, info).astype(np.int32)
             safe = xp.where(zero, 1, pivot)
             if lu.dtype.kind == "f":  # MKL's: times 1 / pivot (divided below sfmin, as
-                # LAPACK's getf2), the update one fma per entry
+                # LAPACK's getf2, and in a 2 x 2), the update one fma per entry
                 column = lu[:, j + 1:, j]
-                tiny = (xp.abs(safe) < np.finfo(lu.dtype).tiny)[:, None]
-                lu[:, j + 1:, j] = xp.where(tiny, column / safe[:, None],
+                divided = (xp.abs(safe) < np.finfo(lu.dtype).tiny)[:, None] | (k <= 2)
+                lu[:, j + 1:, j] = xp.where(divided, column / safe[:, None],
                                             column * (1 / safe)[:, None])
                 lu[:, j + 1:, j + 1:] = fused_multiply_add(
                     xp, -lu[:, j + 1:, j, None], lu[:, j, None, j + 1:], lu[:, j + 1:, j + 1:])

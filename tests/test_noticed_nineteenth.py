@@ -220,3 +220,29 @@ def test_inv_of_a_matrix_singular_to_one_blas_only_follows_mkls_getrf(name, func
             return info, str(error)
         return info, bool(m.isfinite(inverse).all())
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_solve_on_the_right_decides_singularity_by_as_own_lu(dtype, transposed):
+    """torch's solve(A, B, left=False) factors A (an exact 0 pivot in
+    [[1, 2, 3], [2, 4, 6], [1, 0, 1]]'s LU, none in its transpose's): gradkit factored A^T,
+    so it raised for the transpose and solved the matrix itself. Under create_graph
+    solve_ex(left=False)'s backward solves with A^H on the right, factoring A^H."""
+    def program(m):
+        a = m.tensor(_SINGULAR, dtype=getattr(m, dtype))
+        a = a.mT if transposed else a
+        try:
+            x = m.linalg.solve(a, m.eye(3, dtype=a.dtype), left=False)
+        except RuntimeError as error:
+            solved = str(error)
+        else:
+            solved = bool(m.isfinite(x).all())
+        a.requires_grad_()
+        x, _ = m.linalg.solve_ex(a, m.eye(3, dtype=a.dtype), left=False)
+        try:
+            grad = m.autograd.grad(x.abs().sum(), a, create_graph=True)[0]
+        except RuntimeError as error:
+            return solved, str(error)
+        return solved, bool(m.isnan(grad).any())
+    assert program(gradkit) == program(torch)

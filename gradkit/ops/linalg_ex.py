@@ -178,8 +178,9 @@ def _through_lu(a, rhs, adjoint=False, lu_of_adjoint=False):
     A^H, adjoint). Under create_graph torch's backward solves anew, checked: a singular A
     raises."""
     data = getattr(a, "_data", a)
-    if data is not a and adjoint:  # a tensor: create_graph (forward mode goes on)
-        return solve(mH(a), rhs)
+    if data is not a and adjoint:  # a tensor: create_graph (forward mode goes on); for X A = B
+        # torch solves with A^H on the right, factoring A^H (a here)
+        return mH(solve(a, mH(rhs), left=False)) if lu_of_adjoint else solve(mH(a), rhs)
     xp = get_array_module(data)
     lu, pivots, _ = getrf(xp, _mh(xp, data) if lu_of_adjoint else data)
     return _lu_solve(lu, pivots, rhs, adjoint=adjoint != lu_of_adjoint)

@@ -79,25 +79,29 @@ def inv(xp, x):
         lambda: _nan_where(xp, x, ~xp.isfinite(x).all(axis=(-2, -1)), xp.linalg.inv, 2))
 
 
-def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = False):
+def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = False,
+                      transposed: bool = False):
     """``compute()`` (A^{-1} rhs by NumPy's LAPACK, OpenBLAS) where torch's (MKL's) getrf
     meets the same exact 0 pivots: ``refusal(a)`` where only MKL's meets one (a large result
     of OpenBLAS's tiny pivot), getrs through MKL's LU where only OpenBLAS's does (finite
     noise; ``non_finite()`` for a matrix with inf or NaN; ``vector``: rhs is vectors as
-    columns)."""
+    columns; ``transposed``: a is A^T, factored as A: A^T y = b is conj(A^{-H} conj(b)))."""
+    factored = xp.swapaxes(a, -1, -2) if transposed else a
     try:
         result = compute()
     except np.linalg.LinAlgError:
-        if _first_singular(a)[1] is not None:
+        if _first_singular(factored)[1] is not None:
             raise refusal(a) from None
         if not xp.isfinite(a).all():
             return non_finite()
         with np.errstate(all="ignore"):
-            out = _solve_packed(xp, *getrf(xp, a)[:2], rhs, False)
+            lu, pivots, _ = getrf(xp, factored)
+            out = xp.conj(_solve_packed(xp, lu, pivots, xp.conj(rhs), True)) if transposed \
+                else _solve_packed(xp, lu, pivots, rhs, False)
         return out[..., 0] if vector else out
     if result.size and a.dtype.kind == "f" and (a.shape[-1] <= _ALWAYS_FACTORED or float(
             xp.abs(result).max() * xp.abs(a).max()) > 1e-3 / np.finfo(a.dtype).eps) and \
-            _first_singular(a)[1] is not None:
+            _first_singular(factored)[1] is not None:
         raise refusal(a)
     return result
 
@@ -169,7 +173,9 @@ def check_solve(a, b, left: bool) -> None:
 
 
 @op(save=("a", "result"), broadcast=True, node_name="LinalgSolveExBackward0")
-def _solve(xp, a, b):
+def _solve(xp, a, b, *, transposed=False):
+    """A^{-1} B (``transposed``: a is A^T of X A = B, whose singularity torch decides by A's
+    own LU)."""
     check_matrices("linalg.solve", a)
     _check_dtypes(a, b)
     if b.ndim == 0:
@@ -186,7 +192,8 @@ def _solve(xp, a, b):
         xp, a, b[..., None] if vector else b,
         lambda: _nan_matrices(xp, a, _solve_arrays(xp, a, b, vector), dims),
         _singular_solve_error, lambda: _nan_where(xp, a, xp.isnan(a).any(axis=(-2, -1)), lambda m:
-                                                  _solve_arrays(xp, m, b, vector), dims), vector)
+                                                  _solve_arrays(xp, m, b, vector), dims), vector,
+        transposed)
 
 
 def _singular_solve_error(a) -> LinAlgError:
@@ -228,9 +235,12 @@ def _as_columns(a, m):
     return unsqueeze(m, -1) if _is_vector_rhs(a, m) else m
 
 
-def _solve_vjp_b(g, a, x):
+def _solve_vjp_b(g, a, x, transposed=False):
     _ = x  # torch's node keeps the result for B's gradient too: a write into it is refused
     try:
+        if transposed:  # a = A^T of X A = B: torch solves gX A^{-H} on the right, factoring A^H
+            return transpose(solve(mH(transpose(a, -1, -2)), transpose(g, -1, -2), left=False),
+                             -1, -2)
         return solve(mH(a), g)
     except LinAlgError:
         data = getattr(a, "_data", a)
@@ -256,8 +266,9 @@ def solve_jvp(tangent_a, tangent_b, a, x, solver=None):
     return squeeze(out, -1) if _is_vector_rhs(a, x) else out
 
 
-_solve.defvjp(solve_vjp_a, _solve_vjp_b)
-_solve.defjvp_all(lambda tangents, a, x: solve_jvp(tangents[0], tangents[1], a, x))
+_solve.defvjp(lambda g, a, x, transposed: solve_vjp_a(
+    g, a, x, lambda *args: _solve_vjp_b(*args, transposed)), _solve_vjp_b)
+_solve.defjvp_all(lambda tangents, a, x, transposed: solve_jvp(tangents[0], tangents[1], a, x))
 _solve.name, _solve.profiler_name = "linalg_solve", "gradkit::linalg_solve"
 
 
@@ -266,7 +277,7 @@ def solve(A, B, *, left: bool = True):  # noqa: N803 - torch's name
     check_solve(getattr(A, "_data", A), getattr(B, "_data", B), left)
     if left:
         return _solve(A, B)
-    return transpose(_solve(transpose(A, -1, -2), transpose(B, -1, -2)), -1, -2)
+    return transpose(_solve(transpose(A, -1, -2), transpose(B, -1, -2), transposed=True), -1, -2)
 
 
 def _potf2(matrix: np.ndarray):

@@ -246,3 +246,18 @@ def test_solve_on_the_right_decides_singularity_by_as_own_lu(dtype, transposed):
             return solved, str(error)
         return solved, bool(m.isnan(grad).any())
     assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("left", [True, False])
+def test_solves_backward_goes_through_as_own_lu_unchecked(left):
+    """torch's plain backward of solve reuses A's LU (lu_solve, adjoint), unchecked: for A the
+    transpose of [[1, 2, 3], [2, 4, 6], [1, 0, 1]] (no zero pivot, while A^H's LU has one)
+    it gives finite noise; gradkit solved with A^H anew and raised the singular error."""
+    def program(m):
+        a = m.tensor(_SINGULAR, dtype=m.float64)
+        a = (a.mT.contiguous() if left else a.mT).detach().requires_grad_()
+        b = m.eye(3, dtype=m.float64, requires_grad=True)
+        m.linalg.solve(a, b, left=left).sum().backward()
+        return a.grad.numpy(), b.grad.numpy()
+    for ours, theirs in zip(program(gradkit), program(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -106,6 +106,20 @@ def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = F
     return result
 
 
+def _through_own_lu(a, g, transposed: bool):
+    """A plain backward's a^{-H} g as torch's: lu_solve through A's own LU (saved by the
+    forward), unchecked, where a solve with A^H would refuse a zero pivot of A^H's own LU
+    (A^T of [[1, 2, 3], [2, 4, 6], [1, 0, 1]]); a = A^T of X A = B (``transposed``) makes it
+    conj(A^{-1} conj(g))."""
+    vector = _is_vector_rhs(a, g)
+    columns = g[..., None] if vector else g
+    with np.errstate(all="ignore"):
+        lu, pivots, _ = getrf(np, np.swapaxes(a, -1, -2) if transposed else a)
+        out = np.conj(_solve_packed(np, lu, pivots, np.conj(columns), False)) if transposed \
+            else _solve_packed(np, lu, pivots, columns, True)
+    return out[..., 0] if vector else out
+
+
 # up to this size every matrix is factored as MKL rounds (a solution of moderate size may come
 # from OpenBLAS's tiny pivot where MKL's is 0); larger ones only where the result is large
 _ALWAYS_FACTORED = 16
@@ -237,6 +251,8 @@ def _as_columns(a, m):
 
 def _solve_vjp_b(g, a, x, transposed=False):
     _ = x  # torch's node keeps the result for B's gradient too: a write into it is refused
+    if type(a) is np.ndarray and type(g) is np.ndarray and a.shape[-1] <= _ALWAYS_FACTORED:
+        return _through_own_lu(a, g, transposed)
     try:
         if transposed:  # a = A^T of X A = B: torch solves gX A^{-H} on the right, factoring A^H
             return transpose(solve(mH(transpose(a, -1, -2)), transpose(g, -1, -2), left=False),

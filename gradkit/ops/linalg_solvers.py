@@ -82,7 +82,7 @@ def inv(xp, x):
 def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = False,
                       transposed: bool = False):
     """``compute()`` (A^{-1} rhs by NumPy's LAPACK, OpenBLAS) where torch's (MKL's) getrf
-    meets the same exact 0 pivots: ``refusal(a)`` where only MKL's meets one (a large result
+    meets the same exact 0 pivots: ``refusal`` of the factored matrix where only MKL's meets one (a large result
     of OpenBLAS's tiny pivot), getrs through MKL's LU where only OpenBLAS's does (finite
     noise; ``non_finite()`` for a matrix with inf or NaN; ``vector``: rhs is vectors as
     columns; ``transposed``: a is A^T, factored as A: A^T y = b is conj(A^{-H} conj(b)))."""
@@ -91,7 +91,7 @@ def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = F
         result = compute()
     except np.linalg.LinAlgError:
         if _first_singular(factored)[1] is not None:
-            raise refusal(a) from None
+            raise refusal(factored) from None
         if not xp.isfinite(a).all():
             return non_finite()
         with np.errstate(all="ignore"):
@@ -102,7 +102,7 @@ def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = F
     if result.size and a.dtype.kind == "f" and (a.shape[-1] <= _ALWAYS_FACTORED or float(
             xp.abs(result).max() * xp.abs(a).max()) > 1e-3 / np.finfo(a.dtype).eps) and \
             _first_singular(factored)[1] is not None:
-        raise refusal(a)
+        raise refusal(factored)
     return result
 
 

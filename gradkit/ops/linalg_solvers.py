@@ -82,10 +82,11 @@ def inv(xp, x):
 def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = False,
                       transposed: bool = False):
     """``compute()`` (A^{-1} rhs by NumPy's LAPACK, OpenBLAS) where torch's (MKL's) getrf
-    meets the same exact 0 pivots: ``refusal`` of the factored matrix where only MKL's meets one (a large result
-    of OpenBLAS's tiny pivot), getrs through MKL's LU where only OpenBLAS's does (finite
-    noise; ``non_finite()`` for a matrix with inf or NaN; ``vector``: rhs is vectors as
-    columns; ``transposed``: a is A^T, factored as A: A^T y = b is conj(A^{-H} conj(b)))."""
+    meets the same exact 0 pivots: ``refusal`` of the factored matrix where only MKL's meets
+    one (a large result of OpenBLAS's tiny pivot), getrs through MKL's LU where only
+    OpenBLAS's does (finite noise; ``non_finite()`` for a matrix with inf or NaN; ``vector``:
+    rhs is vectors as columns; ``transposed``: a is A^T, factored as A: A^T y = b is
+    conj(A^{-H} conj(b)))."""
     factored = xp.swapaxes(a, -1, -2) if transposed else a
     try:
         result = compute()

@@ -27,7 +27,7 @@ from gradkit.ops.in_place_overloads import (
     check_output, check_output_before_kernel, in_place_checks, name_in_place_node)
 from gradkit.ops.memory_overlap import (
     OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, aliased_copy, has_internal_overlap, may_overlap,
-    mirrored, partially_overlap)
+    memory_of, partially_overlap)
 from gradkit.ops.promotion import UNSIGNED_PROMOTION
 from gradkit.ops.stale_views import make_stale
 from gradkit.ops.views import (
@@ -58,13 +58,6 @@ def refuse_recorded_write(tensor, view) -> None:
         raise RuntimeError(LEAF_MESSAGE)
 
 
-def _memory(tensor):
-    """The memory ``tensor`` reads in torch: a computed (conj) view's lies in its base's."""
-    view = getattr(tensor, "_view", None)
-    return mirrored(tensor._data, view.base._data) if view is not None and view.computed \
-        else tensor._data
-
-
 def inplace(tensor, out_of_place, *args, **kwargs):
     """Run ``out_of_place(tensor, *args)`` and write the result into ``tensor``."""
     check_inplace(tensor)
@@ -79,7 +72,7 @@ def inplace(tensor, out_of_place, *args, **kwargs):
     # memory, so x[1:].copy_(x.conj()[:-1]) is refused)
     conj_itself = getattr(out_of_place, "reads_conj_itself", False)
     if not getattr(out_of_place, "reads_value_first", False) and any(
-            isinstance(a, tensor_type) and (partially_overlap(_memory(tensor), _memory(a))
+            isinstance(a, tensor_type) and (partially_overlap(memory_of(tensor), memory_of(a))
                                             if conj_itself else partially_overlap(
                 tensor._data, a._data) and not (is_conjugated_view(a) or is_negative_view(a)))
             for a in args):

@@ -133,3 +133,10 @@ def mirrored(array, base):
         return array
     return np.ndarray(array.shape, array.dtype, buffer=owner,
                       offset=_address(array) - _address(own), strides=array.strides)
+
+
+def memory_of(tensor):
+    """The memory ``tensor`` reads in torch: a computed (conj) view's lies in its base's."""
+    view = getattr(tensor, "_view", None)
+    return mirrored(tensor._data, view.base._data) if view is not None and view.computed \
+        else tensor._data

@@ -22,11 +22,40 @@ from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import half_in_float, kernel_error
 
 
-def _by_quotient(op: Op, denominator) -> None:
+def _over(g, d):
+    """g / d, complex NumPy arrays divided as torch's kernel divides (complex_quotient: by a
+    zero, c10's infinite parts, where NumPy's are NaN); tensors divide so already."""
+    if type(d) is np.ndarray and type(g) is np.ndarray and d.dtype.kind == "c":
+        return complex_quotient(np, g, d)
+    return g / d
+
+
+def divided_by(op_: Op, denominator, times_one: bool = False, of_conj: bool = False) -> None:
+    """An elementwise op whose derivative is 1 / denominator(saved): vjp g / conj(d) and jvp
+    t / d, divisions as torch's formulas write them (a multiplication by 1 / d rounds twice,
+    and by a complex zero gives NaN where torch's quotient is inf + inf j). Closer to torch's
+    formula, as its zero and NaN parts come out: ``times_one``, its ``grad * 1 / d`` (the
+    gradient multiplied by 1 first); ``of_conj``, its d of the conjugate (``2 * result.conj()``,
+    not conj(2 * result)). Either makes the tangent torch's auto_element_wise one."""
+    def vjp(g, saved):
+        d = denominator(conj(saved)) if of_conj else denominator(saved)
+        return _over(g * 1 if times_one else g, conj(d) if _is_complex(d) and not of_conj else d)
+    op_.defvjp(vjp)
+    op_.defjvp((lambda t, saved: conj(vjp(conj(t), saved))) if times_one or of_conj
+               else (lambda t, saved: _over(t, denominator(saved))))
+    op_.batchable = True
+
+
+def _by_quotient(op: Op, denominator, of_conj: bool = False) -> None:
     """f'(x) = 1 / denominator(x), applied as torch's backward: ``g / conj(denominator)``, a
     quotient, not ``g * (1 / x)``, whose reciprocal overflows at a float32 subnormal x (a zero
-    gradient then gives 0 * inf = NaN where torch's 0 / x is 0)."""
+    gradient then gives 0 * inf = NaN where torch's 0 / x is 0); ``of_conj``: torch's formula
+    is ``g / denominator(conj(x))`` (log2's self.conj() * log 2, whose zero parts' signs
+    differ from conj(x * log 2)'s)."""
     op.defderivative(lambda x: 1 / denominator(x))
+    if of_conj:
+        divided_by(op, denominator, of_conj=True)
+        return
     op.defvjp(lambda g, x: g / conj(denominator(x)))
     op.defjvp(lambda t, x: t / denominator(x))
 
@@ -47,6 +76,10 @@ def exp2(xp, x):
 
 
 exp2.defderivative(lambda out: out * math.log(2.0))
+# torch's grad * result.conj() * M_LN2, in that order: for complex, an infinite grad times
+# conj(out) is NaN + NaN j where out * log 2 first left an infinite part (and -0 parts +0)
+exp2.defvjp(_exp2_vjp := lambda g, out: g * conj(out) * math.log(2.0))
+exp2.defjvp(lambda t, out: conj(_exp2_vjp(conj(t), out)))  # torch's auto_element_wise
 
 
 @unary(floating=True, method=True, inplace=True)
@@ -64,7 +97,7 @@ def log2(xp, x):
     return xp.log2(x)
 
 
-_by_quotient(log2, lambda x: x * math.log(2.0))
+_by_quotient(log2, lambda x: x * math.log(2.0), of_conj=True)
 
 
 @unary(floating=True, method=True, inplace=True)
@@ -73,7 +106,7 @@ def log10(xp, x):
     return xp.log10(x)
 
 
-_by_quotient(log10, lambda x: x * math.log(10.0))
+_by_quotient(log10, lambda x: x * math.log(10.0), of_conj=True)
 
 
 @unary(floating=True, method=True, inplace=True)
@@ -112,6 +145,9 @@ def expm1(xp, x):
 
 
 expm1.defderivative(lambda out: out + 1)
+# torch's grad * (result.conj() + 1): conj(out) + 1, not conj(out + 1) (the signs of zeros)
+expm1.defvjp(_expm1_vjp := lambda g, out: g * (conj(out) + 1))
+expm1.defjvp(lambda t, out: conj(_expm1_vjp(conj(t), out)))  # torch's auto_element_wise
 
 
 @unary(save="result", floating=True, method=True, inplace=True)
@@ -120,29 +156,9 @@ def sqrt(xp, x):
     return xp.sqrt(x)
 
 
-def _over(g, d):
-    """g / d, complex NumPy arrays divided as torch's kernel divides (complex_quotient: by a
-    zero, c10's infinite parts, where NumPy's are NaN); tensors divide so already."""
-    if type(d) is np.ndarray and type(g) is np.ndarray and d.dtype.kind == "c":
-        return complex_quotient(np, g, d)
-    return g / d
-
-
-def divided_by(op_: Op, denominator) -> None:
-    """An elementwise op whose derivative is 1 / denominator(saved): vjp g / conj(d) and jvp
-    t / d, divisions as torch's formulas write them (a multiplication by 1 / d rounds twice,
-    and by a complex zero gives NaN where torch's quotient is inf + inf j)."""
-    def vjp(g, saved):
-        d = denominator(saved)
-        return _over(g, conj(d) if _is_complex(d) else d)
-    op_.defvjp(vjp)
-    op_.defjvp(lambda t, saved: _over(t, denominator(saved)))
-    op_.batchable = True
-
-
-# as torch, grad / (2 * out): for complex, 2 * (inf + 0j) is inf + nanj, so the gradient is NaN
-# there (0.5 / out gives the limit 0)
-divided_by(sqrt, lambda out: 2 * out)
+# as torch, grad / (2 * out.conj()): for complex, 2 * (inf + 0j) is inf + nanj, so the gradient
+# is NaN there (0.5 / out gives the limit 0)
+divided_by(sqrt, lambda out: 2 * out, of_conj=True)
 
 
 @unary(save="result", floating=True, method=True, inplace=True)
@@ -303,7 +319,10 @@ def atanh(xp, x):
     return xp.arctanh(x)
 
 
-divided_by(atanh, lambda x: 1 - x * x)
+# torch's grad * 1 / (1 - self.pow(2)).conj(): for complex, grad * 1 makes an infinite part's
+# partner NaN (inf * 0) and -0 parts +0; 1 - y is torch's 1 + (-1) y, whose product makes NaN
+# beside an infinite part of y where NumPy's 1 - y keeps the other part
+divided_by(atanh, lambda x: x * x * -1 + 1, times_one=True)
 
 
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("erf_vml_cpu"))

@@ -27,7 +27,7 @@ from gradkit.ops.in_place_overloads import (
     check_output, check_output_before_kernel, in_place_checks, name_in_place_node)
 from gradkit.ops.memory_overlap import (
     OVERLAP_MESSAGE, PARTIAL_OVERLAP_MESSAGE, aliased_copy, has_internal_overlap, may_overlap,
-    partially_overlap)
+    memory_of, partially_overlap)
 from gradkit.ops.promotion import UNSIGNED_PROMOTION
 from gradkit.ops.stale_views import make_stale
 from gradkit.ops.views import (
@@ -68,10 +68,14 @@ def inplace(tensor, out_of_place, *args, **kwargs):
         getattr(out_of_place, "check_overlap", _refuse_overlap)(tensor._data, *args))
     tensor_type = _tensor_type()
     # (torch's conj and neg fallbacks copy an operand with either bit out first: conj_views
-    # seed 301284, x.conj().add_(x.conj().imag))
+    # seed 301284, x.conj().add_(x.conj().imag); copy_ has no fallback: it reads the view's
+    # memory, so x[1:].copy_(x.conj()[:-1]) is refused)
+    conj_itself = getattr(out_of_place, "reads_conj_itself", False)
     if not getattr(out_of_place, "reads_value_first", False) and any(
-            isinstance(a, tensor_type) and partially_overlap(tensor._data, a._data)
-            and not (is_conjugated_view(a) or is_negative_view(a)) for a in args):
+            isinstance(a, tensor_type) and (partially_overlap(memory_of(tensor), memory_of(a))
+                                            if conj_itself else partially_overlap(
+                tensor._data, a._data) and not (is_conjugated_view(a) or is_negative_view(a)))
+            for a in args):
         raise RuntimeError(PARTIAL_OVERLAP_MESSAGE)
     view = getattr(tensor, "_view", None)
     # an integer (or bool) target never records: what it holds has no gradient, as in torch

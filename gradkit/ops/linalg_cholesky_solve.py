@@ -10,6 +10,7 @@ from gradkit.int_arguments import int_parameters
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg_lauum import potri
 from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, host, mH
 from gradkit.ops.linalg_triangular_solve import _substitute
 from gradkit.ops.methods import tensor_method
@@ -129,6 +130,8 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A00
 
 @op(save=("L", "result"), node_name="CholeskyInverseBackward0")
 def _cholesky_inverse(xp, L, *, upper=False):  # noqa: N803 - torch's name
+    if L.dtype.kind == "c" and xp.any(L.diagonal(0, -2, -1).imag != 0):
+        return potri(xp, L, upper)  # (lauum reads the diagonal's real parts)
     identity = xp.broadcast_to(xp.eye(L.shape[-1], dtype=L.dtype), L.shape)
     inverse = _potrs(xp, identity, L, upper)
     # potri computes one triangle and torch mirrors it: the result is exactly Hermitian off

@@ -15,11 +15,12 @@ import numpy as np
 from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.backend import get_array_module
-from gradkit.ops.linalg_lu import _lu_solve, _solve_packed, getrf
+from gradkit.ops.linalg_getrf import getrf
+from gradkit.ops.linalg_lu import _lu_solve, _solve_packed
 from gradkit.ops.linalg_solvers import (
     LinAlgError, _as_columns, _batch_prefix, _cholesky, _cholesky_jvp, _cholesky_parts,
-    _cholesky_vjp, _is_vector_rhs, _solve, check_matrices, cholesky, host, inv, inv_jvp, inv_vjp,
-    low_precision, mH, solve, solve_jvp, solve_vjp_a)
+    _cholesky_vjp, _is_vector_rhs, _solve, check_matrices, check_solve, cholesky, host, inv,
+    inv_jvp, inv_vjp, low_precision, mH, solve, solve_jvp, solve_vjp_a)
 from gradkit.ops.shape import squeeze
 from gradkit.ops.unary_helpers import kernel_error
 
@@ -37,15 +38,16 @@ def _info(xp, x, *, kind):
     return xp.asarray(_cholesky_parts(x)[1])
 
 
-def _unfinished(xp, a, b, *, kind, upper=False):
-    """What LAPACK returns for matrices it could not finish (the ops below differentiate it)."""
+def _unfinished(xp, a, b, *, kind, upper=False, lu_of_adjoint=False):
+    """What LAPACK returns for matrices it could not finish (the ops below differentiate it);
+    ``lu_of_adjoint``: a is A^H, solved through A's own LU (getrs 'C', as torch's X A = B)."""
     if kind == "cholesky":  # upper: U is the lower factor of a^T, transposed (as _cholesky)
         factor = xp.asarray(_cholesky_parts(xp.swapaxes(a, -1, -2) if upper else a)[0])
         return xp.swapaxes(factor, -1, -2) if upper else factor
-    lu, pivots, _ = getrf(xp, a)
+    lu, pivots, _ = getrf(xp, _mh(xp, a) if lu_of_adjoint else a)
     with np.errstate(invalid="ignore", over="ignore"):
         vector = _is_vector_rhs(a, b)
-        x = _solve_packed(xp, lu, pivots, b[..., None] if vector else b, False)
+        x = _solve_packed(xp, lu, pivots, b[..., None] if vector else b, lu_of_adjoint)
     return x[..., 0] if vector else x
 
 
@@ -138,7 +140,7 @@ _cholesky_unfinished.defjvp(_cholesky_jvp)
 def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):  # noqa: N803 - torch's name
     """(X, info) with ``A X = B`` (``left=False``: ``X A = B``); info is getrf's first zero
     pivot of A (0: A is invertible)."""
-    check_matrices("linalg.solve", A._data)
+    check_solve(A._data, B._data, left)
     info = _info(A, kind="lu")
     if not _failed(info):
         return SolveExResult(solve(A, B, left=left), info)
@@ -148,39 +150,50 @@ def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):  # noqa: N
                           "because the input matrix is singular.")
     if left:
         return SolveExResult(_solve_unfinished(A, B), info)
-    # X A = B as A^T X^T = B^T, as LAPACK's solve of it (torch's too)
-    return SolveExResult(_solve_unfinished(A.mT, B.mT).mT, info)
+    # X A = B as A^H X^H = B^H, through A's own LU as torch's lu_solve (getrs 'C'): its info
+    # and its inf and NaN, where the LU of A^H fails elsewhere (or not at all)
+    return SolveExResult(mH(_solve_unfinished(mH(A), mH(B), lu_of_adjoint=True)), info)
+
+
+def _mh(xp, a):
+    return xp.conj(xp.swapaxes(a, -1, -2))
 
 
 @op(save=("a", "result"), broadcast=True, node_name="LinalgSolveExBackward0",
     name="linalg_solve_ex")
-def _solve_unfinished(xp, a, b):
+def _solve_unfinished(xp, a, b, *, lu_of_adjoint=False):
     """solve_ex's solutions where some A failed: the LU substitution's there (inf, NaN). torch's
     node differentiates those by solve's formula through A's LU, unchecked (inf, NaN), where
-    gradkit gave them 0 (opinfo_layout.py's expanded, singular, matrices)."""
-    return _leftovers_where_failed(xp, a, getrf(xp, a)[2] > 0, lambda m: _solve.forward(xp, m, b),
-                                   _unfinished(xp, a, b, kind="lu"),
+    gradkit gave them 0 (opinfo_layout.py's expanded, singular, matrices). ``lu_of_adjoint``:
+    a is A^H (X A = B), whose LU is A's own, adjoint."""
+    failed = getrf(xp, _mh(xp, a) if lu_of_adjoint else a)[2] > 0
+    return _leftovers_where_failed(xp, a, failed, lambda m: _solve.forward(xp, m, b),
+                                   _unfinished(xp, a, b, kind="lu", lu_of_adjoint=lu_of_adjoint),
                                    1 if _is_vector_rhs(a, b) else 2)
 
 
-def _through_lu(a, rhs, adjoint=False):
+def _through_lu(a, rhs, adjoint=False, lu_of_adjoint=False):
     """A^{-1} rhs (``adjoint``: A^{-H} rhs) through A's LU, unchecked, as torch's solve_ex
-    backward and jvp: a zero pivot gives inf and NaN. Under create_graph torch's backward
-    solves anew, checked: a singular A raises."""
+    backward and jvp: a zero pivot gives inf and NaN (``lu_of_adjoint``: through the LU of
+    A^H, adjoint). Under create_graph torch's backward solves anew, checked: a singular A
+    raises."""
     data = getattr(a, "_data", a)
-    if data is not a:  # a tensor: create_graph, or forward mode
-        if adjoint:
-            return solve(mH(a), rhs)
-        a = data
-    lu, pivots, _ = getrf(get_array_module(data), data)
-    return _lu_solve(lu, pivots, rhs, adjoint=adjoint)
+    if data is not a and adjoint:  # a tensor: create_graph (forward mode goes on); for X A = B
+        # torch solves with A^H on the right, factoring A^H (a here)
+        return mH(solve(a, mH(rhs), left=False)) if lu_of_adjoint else solve(mH(a), rhs)
+    xp = get_array_module(data)
+    lu, pivots, _ = getrf(xp, _mh(xp, data) if lu_of_adjoint else data)
+    return _lu_solve(lu, pivots, rhs, adjoint=adjoint != lu_of_adjoint)
 
 
-def _unfinished_vjp_b(g, a, x):
-    gb = _through_lu(a, _as_columns(a, g), adjoint=True)
+def _unfinished_vjp_b(g, a, x, lu_of_adjoint=False):
+    gb = _through_lu(a, _as_columns(a, g), adjoint=True, lu_of_adjoint=lu_of_adjoint)
     return squeeze(gb, -1) if _is_vector_rhs(a, x) else gb
 
 
-_solve_unfinished.defvjp(lambda g, a, x: solve_vjp_a(g, a, x, _unfinished_vjp_b), _unfinished_vjp_b)
-_solve_unfinished.defjvp_all(
-    lambda tangents, a, x: solve_jvp(tangents[0], tangents[1], a, x, _through_lu))
+_solve_unfinished.defvjp(
+    lambda g, a, x, lu_of_adjoint: solve_vjp_a(
+        g, a, x, lambda *args: _unfinished_vjp_b(*args, lu_of_adjoint)), _unfinished_vjp_b)
+_solve_unfinished.defjvp_all(lambda tangents, a, x, lu_of_adjoint: solve_jvp(
+    tangents[0], tangents[1], a, x,
+    lambda *args: _through_lu(*args, lu_of_adjoint=lu_of_adjoint)))

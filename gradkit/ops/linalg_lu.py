@@ -14,8 +14,9 @@ from gradkit.ops._op import op
 from gradkit.ops.joining import cat
 from gradkit.autograd.zero_grads import is_undefined
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_solvers import _batch_prefix, check_matrices, host, idamax, mH
-from gradkit.ops.linalg_triangular_solve import _substitute, check_solvable, solve_triangular
+from gradkit.ops.linalg_getrf import _row_order, _solve_packed, getrf
+from gradkit.ops.linalg_solvers import _batch_prefix, check_matrices, host, mH
+from gradkit.ops.linalg_triangular_solve import check_solvable, solve_triangular
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.triangular import tril, triu
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
@@ -25,55 +26,6 @@ LuFactorResult = return_types.linalg_lu_factor
 LuFactorExResult = return_types.linalg_lu_factor_ex
 LuResult = return_types.linalg_lu
 LuUnpackResult = return_types.lu_unpack
-
-
-def getrf(xp, a):
-    """(LU, pivots, info) of a batch of matrices, as LAPACK's getrf: at step j the row with
-    the largest |entry| (|re| + |im| for complex, the first of ties) is swapped up; a zero
-    pivot leaves its column unscaled and sets info to its 1-based index (the first one)."""
-    m, n = a.shape[-2:]
-    k = min(m, n)
-    if a.size == 0:  # nothing to factor (torch's pivots count 1..k, its info is 0)
-        pivots = xp.broadcast_to(xp.arange(1, k + 1, dtype=np.int32), a.shape[:-2] + (k,))
-        return a.copy(), pivots.copy(), xp.zeros(a.shape[:-2], np.int32)
-    lu = a.reshape((-1, m, n)).copy()
-    count = lu.shape[0]
-    rows = xp.arange(count)
-    pivots = xp.zeros((count, k), np.int32)
-    info = xp.zeros(count, np.int32)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for j in range(k):
-            column = lu[:, j:, j]
-            size = xp.abs(column.real) + xp.abs(column.imag) if lu.dtype.kind == "c" else \
-                xp.abs(column)
-            p = j + idamax(xp, size) if m > j else xp.full(count, j)
-            pivots[:, j] = p + 1
-            row_j = lu[rows, j].copy()
-            lu[rows, j] = lu[rows, p]
-            lu[rows, p] = row_j
-            pivot = lu[:, j, j]
-            zero = pivot == 0
-            info = xp.where((info == 0) & zero, j + 1, info).astype(np.int32)
-            safe = xp.where(zero, 1, pivot)
-            lu[:, j + 1:, j] = lu[:, j + 1:, j] / safe[:, None]
-            lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
-    batch = a.shape[:-2]
-    return lu.reshape(a.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
-
-
-def _row_order(pivots, m: int) -> np.ndarray:
-    """perm with (P^T A)[i] = A[perm[i]] from getrf's row swaps (host, batch flattened)."""
-    flat = host(pivots).reshape((int(np.prod(pivots.shape[:-1])), pivots.shape[-1])) - 1
-    if flat.size and (flat.min() < 0 or flat.max() >= m):
-        raise RuntimeError("torch.lu_unpack: pivots must be in [1, LU.size(-2)], as "
-                           "linalg.lu_factor gives them")
-    perm = np.tile(np.arange(m), (flat.shape[0], 1))
-    rows = np.arange(flat.shape[0])
-    for j in range(flat.shape[-1]):
-        swap = perm[rows, flat[:, j]].copy()
-        perm[rows, flat[:, j]] = perm[:, j]
-        perm[:, j] = swap
-    return perm
 
 
 def _permutation(xp, pivots, m: int, dtype):
@@ -316,26 +268,6 @@ def _check_lu_solve(lu_data, pivots, b, left):
     if tuple(pivots.shape) != tuple(lu_data.shape[:-1]):
         raise RuntimeError(f"{name}: Expected LU.shape[:-1] and pivots.shape to be the same, "
                            f"but got pivots with shape {list(pivots.shape)} instead")
-
-
-def _solve_packed(xp, lu_data, pivots, b, adjoint):
-    """A^{-1} B (``adjoint``: A^{-H} B) for A = P L U by substitution, as getrs/trsm (the rows
-    are permuted by indexing, which keeps each value as it is)."""
-    batch = np.broadcast_shapes(lu_data.shape[:-2], b.shape[:-2])
-    n = lu_data.shape[-1]
-    lu_data = xp.broadcast_to(lu_data, batch + lu_data.shape[-2:])
-    b = xp.broadcast_to(b, batch + b.shape[-2:])
-    order = _row_order(xp.broadcast_to(pivots, batch + pivots.shape[-1:]), n)
-    if adjoint:  # A^H = U^H L^H P^T: solve, then x[perm] = y, i.e. x = y[argsort(perm)]
-        lu_h = xp.conj(xp.swapaxes(lu_data, -1, -2))
-        y = _substitute(xp, lu_h, b, upper=False, unitriangular=False, trsm=False)
-        y = _substitute(xp, lu_h, y, upper=True, unitriangular=True, trsm=False)
-        back = xp.asarray(np.argsort(order, axis=-1).reshape(batch + (n, 1)))
-        return xp.take_along_axis(y, xp.broadcast_to(back, y.shape), axis=-2)
-    perm = xp.asarray(order.reshape(batch + (n, 1)))
-    rows = xp.take_along_axis(b, xp.broadcast_to(perm, b.shape), axis=-2)
-    y = _substitute(xp, lu_data, rows, upper=False, unitriangular=True, trsm=False)
-    return _substitute(xp, lu_data, y, upper=True, unitriangular=False, trsm=False)
 
 
 @op(save=("LU", "pivots", "result"), broadcast=True, node_name="LinalgLuSolveBackward0")

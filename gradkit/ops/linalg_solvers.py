@@ -11,9 +11,11 @@ import numpy as np
 
 from gradkit.backend import get_array_module
 from gradkit.int_arguments import int_parameters
+from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_triangular_solve import mH, solve_triangular
+from gradkit.ops.linalg_getrf import _solve_packed, getrf, host
+from gradkit.ops.linalg_triangular_solve import check_solvable, mH, solve_triangular
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
@@ -49,41 +51,12 @@ def _batch_prefix(x, index) -> str:
     return f"(Batch element {index}): " if x.ndim > 2 else ""
 
 
-def idamax(xp, size):
-    """LAPACK's i?amax along the last axis of ``size`` (|entry|, or |re| + |im|): the first
-    largest entry, where a NaN never compares larger, so only a NaN in first place is picked
-    (NumPy's argmax would pick the first NaN anywhere)."""
-    first = xp.isnan(size[..., 0])
-    return xp.where(first, 0, xp.argmax(xp.where(xp.isnan(size), -1, size), axis=-1))
-
-
-def _first_zero_pivot(matrix) -> int | None:
-    """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's getrf info),
-    None when there is none."""
-    a = np.array(matrix, dtype=np.result_type(matrix.dtype, np.float64))
-    with np.errstate(all="ignore"):  # inf - inf in a non-finite matrix: NaN, no warning
-        for k in range(a.shape[-1]):
-            p = k + int(idamax(np, np.abs(a[k:, k])))
-            if a[p, k] == 0:
-                return k + 1
-            a[[k, p]] = a[[p, k]]
-            a[k + 1:] -= np.outer(a[k + 1:, k] / a[k, k], a[k])
-    return None
-
-
-def host(t) -> np.ndarray:
-    """A tensor's or array's values as a NumPy array (copied from the device for CuPy)."""
-    values = getattr(t, "_data", t)
-    return np.asarray(values.get() if hasattr(values, "get") else values)
-
-
 def _first_singular(x) -> tuple[int, int | None]:
     """(batch index, 1-based zero pivot) of x's first singular matrix, as getrf reports it;
     (0, None) when none is."""
-    host_x = host(x)
-    batch = host_x.reshape((-1,) + host_x.shape[-2:])
-    return next(((i, p) for i, p in enumerate(map(_first_zero_pivot, batch)) if p is not None),
-                (0, None))
+    info = getrf(np, host(x))[2].reshape(-1)
+    failed = np.flatnonzero(info)
+    return (int(failed[0]), int(info[failed[0]])) if failed.size else (0, None)
 
 
 def _singular_inverse_error(x) -> LinAlgError:
@@ -98,15 +71,59 @@ def _singular_inverse_error(x) -> LinAlgError:
 def inv(xp, x):
     """The inverse of each square matrix in the last two dims of x."""
     check_matrices("linalg.inv", x, half=low_precision("linalg.inv"))
+    # (OpenBLAS's getrf stopped at a zero pivot that NaN arithmetic left in a non-finite
+    # matrix; torch's (MKL's) reads on through the NaN, to NaN: breadth seed 1328713)
+    return _with_mkls_pivots(
+        xp, x, xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape),
+        lambda: _nan_matrices(xp, x, xp.linalg.inv(x), 2), _singular_inverse_error,
+        lambda: _nan_where(xp, x, ~xp.isfinite(x).all(axis=(-2, -1)), xp.linalg.inv, 2))
+
+
+def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = False,
+                      transposed: bool = False):
+    """``compute()`` (A^{-1} rhs by NumPy's LAPACK, OpenBLAS) where torch's (MKL's) getrf
+    meets the same exact 0 pivots: ``refusal`` of the factored matrix where only MKL's meets
+    one (a large result of OpenBLAS's tiny pivot), getrs through MKL's LU where only
+    OpenBLAS's does (finite noise; ``non_finite()`` for a matrix with inf or NaN; ``vector``:
+    rhs is vectors as columns; ``transposed``: a is A^T, factored as A: A^T y = b is
+    conj(A^{-H} conj(b)))."""
+    factored = xp.swapaxes(a, -1, -2) if transposed else a
     try:
-        return _nan_matrices(xp, x, xp.linalg.inv(x), 2)
+        result = compute()
     except np.linalg.LinAlgError:
-        infinite = ~xp.isfinite(x).all(axis=(-2, -1))
-        if not infinite.any() or _first_singular(x)[1] is not None:
-            raise _singular_inverse_error(x) from None
-    # OpenBLAS's getrf stopped at a zero pivot that NaN arithmetic left in a non-finite matrix;
-    # torch's (MKL's) reads on through the NaN and inverts it to NaN (breadth seed 1328713)
-    return _nan_where(xp, x, infinite, xp.linalg.inv, 2)
+        if _first_singular(factored)[1] is not None:
+            raise refusal(factored) from None
+        if not xp.isfinite(a).all():
+            return non_finite()
+        with np.errstate(all="ignore"):
+            lu, pivots, _ = getrf(xp, factored)
+            out = xp.conj(_solve_packed(xp, lu, pivots, xp.conj(rhs), True)) if transposed \
+                else _solve_packed(xp, lu, pivots, rhs, False)
+        return out[..., 0] if vector else out
+    if result.size and a.dtype.kind == "f" and (a.shape[-1] <= _ALWAYS_FACTORED or float(
+            xp.abs(result).max() * xp.abs(a).max()) > 1e-3 / np.finfo(a.dtype).eps) and \
+            _first_singular(factored)[1] is not None:
+        raise refusal(factored)
+    return result
+
+
+def _through_own_lu(a, g, transposed: bool):
+    """A plain backward's a^{-H} g as torch's: lu_solve through A's own LU (saved by the
+    forward), unchecked, where a solve with A^H would refuse a zero pivot of A^H's own LU
+    (A^T of [[1, 2, 3], [2, 4, 6], [1, 0, 1]]); a = A^T of X A = B (``transposed``) makes it
+    conj(A^{-1} conj(g))."""
+    vector = _is_vector_rhs(a, g)
+    columns = g[..., None] if vector else g
+    with np.errstate(all="ignore"):
+        lu, pivots, _ = getrf(np, np.swapaxes(a, -1, -2) if transposed else a)
+        out = np.conj(_solve_packed(np, lu, pivots, np.conj(columns), False)) if transposed \
+            else _solve_packed(np, lu, pivots, columns, True)
+    return out[..., 0] if vector else out
+
+
+# up to this size every matrix is factored as MKL rounds (a solution of moderate size may come
+# from OpenBLAS's tiny pivot where MKL's is 0); larger ones only where the result is large
+_ALWAYS_FACTORED = 16
 
 
 def inv_vjp(g, out):
@@ -136,31 +153,67 @@ def _is_vector_rhs(a, b) -> bool:
     return b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
 
 
-@op(save=("a", "result"), broadcast=True, node_name="LinalgSolveExBackward0")
-def _solve(xp, a, b):
-    check_matrices("linalg.solve", a)
+def _check_dtypes(a, b) -> None:
     if a.dtype != b.dtype:
         raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A "
                            f"of type {scalar_type_name(a)} and B of type {scalar_type_name(b)} "
                            "instead")
-    if b.ndim == 0:
+
+
+def _check_b_dims(b) -> None:
+    if b.ndim < 2:
         raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+
+
+def check_solve(a, b, left: bool) -> None:
+    """torch's checks of linalg.solve(_ex) in its order, before gradkit transposes X A = B
+    (``left=False``): A's kind, the dtypes, vectors (which X A = B cannot take), B's dims, A
+    square, the sizes, the batch dims (B's first)."""
+    check_matrices("linalg.solve", a, square=False)
+    _check_dtypes(a, b)
+    vector = _is_vector_rhs(a, b)
+    if vector and not left:
+        n = a.shape[-1]
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"XA = B ({n}x{n} and {b.shape[-1]}x1)")
+    _check_b_dims(b[..., None] if vector else b)
+    check_matrices("linalg.solve", a)
+    columns = b[..., None] if vector else b
+    check_solvable("linalg.solve", a, columns, left)
+    try:
+        np.broadcast_shapes(columns.shape[:-2], a.shape[:-2])
+    except ValueError:
+        raise RuntimeError(_broadcast_message([np.empty(columns.shape[:-2]),
+                                               np.empty(a.shape[:-2])])) from None
+
+
+@op(save=("a", "result"), broadcast=True, node_name="LinalgSolveExBackward0")
+def _solve(xp, a, b, *, transposed=False):
+    """A^{-1} B (``transposed``: a is A^T of X A = B, whose singularity torch decides by A's
+    own LU)."""
+    check_matrices("linalg.solve", a)
+    _check_dtypes(a, b)
+    if b.ndim == 0:
+        _check_b_dims(b)
     vector = _is_vector_rhs(a, b)
     rows = b.shape[-1] if vector else b.shape[-2]
     if rows != a.shape[-1]:
         cols = 1 if vector else b.shape[-1]
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
                            f"AX = B ({a.shape[-2]}x{a.shape[-1]} and {rows}x{cols})")
-    try:
-        return _nan_matrices(xp, a, _solve_arrays(xp, a, b, vector), 1 if vector else 2)
-    except np.linalg.LinAlgError:
-        index, pivot = _first_singular(a)
-        if pivot is not None:
-            raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, index)}The solver failed "
-                              "because the input matrix is singular.") from None
-    # NumPy's LAPACK took a NaN for a zero pivot; torch's MKL solves on, to NaN there
-    return _nan_where(xp, a, xp.isnan(a).any(axis=(-2, -1)),
-                      lambda m: _solve_arrays(xp, m, b, vector), 1 if vector else 2)
+    dims = 1 if vector else 2
+    # (NumPy's LAPACK took a NaN for a zero pivot; torch's MKL solves on, to NaN there)
+    return _with_mkls_pivots(
+        xp, a, b[..., None] if vector else b,
+        lambda: _nan_matrices(xp, a, _solve_arrays(xp, a, b, vector), dims),
+        _singular_solve_error, lambda: _nan_where(xp, a, xp.isnan(a).any(axis=(-2, -1)), lambda m:
+                                                  _solve_arrays(xp, m, b, vector), dims), vector,
+        transposed)
+
+
+def _singular_solve_error(a) -> LinAlgError:
+    return LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, _first_singular(a)[0])}The "
+                       "solver failed because the input matrix is singular.")
 
 
 def _solve_arrays(xp, a, b, vector: bool):
@@ -197,9 +250,14 @@ def _as_columns(a, m):
     return unsqueeze(m, -1) if _is_vector_rhs(a, m) else m
 
 
-def _solve_vjp_b(g, a, x):
+def _solve_vjp_b(g, a, x, transposed=False):
     _ = x  # torch's node keeps the result for B's gradient too: a write into it is refused
+    if type(a) is np.ndarray and type(g) is np.ndarray and a.shape[-1] <= _ALWAYS_FACTORED:
+        return _through_own_lu(a, g, transposed)
     try:
+        if transposed:  # a = A^T of X A = B: torch solves gX A^{-H} on the right, factoring A^H
+            return transpose(solve(mH(transpose(a, -1, -2)), transpose(g, -1, -2), left=False),
+                             -1, -2)
         return solve(mH(a), g)
     except LinAlgError:
         data = getattr(a, "_data", a)
@@ -225,20 +283,18 @@ def solve_jvp(tangent_a, tangent_b, a, x, solver=None):
     return squeeze(out, -1) if _is_vector_rhs(a, x) else out
 
 
-_solve.defvjp(solve_vjp_a, _solve_vjp_b)
-_solve.defjvp_all(lambda tangents, a, x: solve_jvp(tangents[0], tangents[1], a, x))
+_solve.defvjp(lambda g, a, x, transposed: solve_vjp_a(
+    g, a, x, lambda *args: _solve_vjp_b(*args, transposed)), _solve_vjp_b)
+_solve.defjvp_all(lambda tangents, a, x, transposed: solve_jvp(tangents[0], tangents[1], a, x))
 _solve.name, _solve.profiler_name = "linalg_solve", "gradkit::linalg_solve"
 
 
 def solve(A, B, *, left: bool = True):  # noqa: N803 - torch's name
     """X with ``A X = B`` (``left=False``: ``X A = B``); B may be a (batch of) vector(s)."""
+    check_solve(getattr(A, "_data", A), getattr(B, "_data", B), left)
     if left:
         return _solve(A, B)
-    if _is_vector_rhs(A, B):  # torch reads B as vectors first, which X A = B cannot take
-        n = A.shape[-1]
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"XA = B ({n}x{n} and {B.shape[-1]}x1)")
-    return transpose(_solve(transpose(A, -1, -2), transpose(B, -1, -2)), -1, -2)
+    return transpose(_solve(transpose(A, -1, -2), transpose(B, -1, -2), transposed=True), -1, -2)
 
 
 def _potf2(matrix: np.ndarray):

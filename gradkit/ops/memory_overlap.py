@@ -6,6 +6,8 @@ it has already overwritten. An input laid out exactly as the target (``x.add_(x)
 """
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit.backend import get_array_module
 from gradkit.storage_owner import storage_of
 
@@ -120,3 +122,21 @@ def same_layout(a, b) -> bool:
     owner_a, owner_b = storage_of(a), storage_of(b)
     return a.strides == b.strides and owner_a.nbytes == owner_b.nbytes and \
         _address(a) - _address(owner_a) == _address(b) - _address(owner_b)
+
+
+def mirrored(array, base):
+    """``array``, a computed view's values (a conj view's, in memory of its own laid out as
+    its storage), placed over the storage of ``base``: the memory torch's lazy view reads."""
+    owner, own = storage_of(base), storage_of(array)
+    if type(array) is not np.ndarray or type(owner) is not np.ndarray or \
+            own.nbytes != owner.nbytes or any(stride < 0 for stride in array.strides):
+        return array
+    return np.ndarray(array.shape, array.dtype, buffer=owner,
+                      offset=_address(array) - _address(own), strides=array.strides)
+
+
+def memory_of(tensor):
+    """The memory ``tensor`` reads in torch: a computed (conj) view's lies in its base's."""
+    view = getattr(tensor, "_view", None)
+    return mirrored(tensor._data, view.base._data) if view is not None and view.computed \
+        else tensor._data

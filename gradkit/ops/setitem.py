@@ -11,7 +11,7 @@ from gradkit.ops.index_keys import (
 from gradkit.ops.indexing import ZERO_DIM_INDEX, _check_bounds, getitem, index_put_key
 from gradkit.ops.inplace import inplace
 from gradkit.ops.memory_overlap import (
-    PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, share_memory)
+    PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, memory_of, share_memory)
 from gradkit.ops.setitem_checks import check_assignable, check_expands_to_region
 from gradkit.ops.shape import reshape
 
@@ -52,7 +52,7 @@ def _copies_into_view(x, value) -> bool:
     return records_graph() and x._data.dtype.kind in "fcV" and (
         x._requires_grad or (view is not None and view.base._requires_grad) or
         getattr(value, "_requires_grad", False)) or has_internal_overlap(x._data) or (
-        hasattr(value, "_data") and share_memory(x._data, value._data))
+        hasattr(value, "_data") and share_memory(x._data, memory_of(value)))
 
 
 def _copy_to_region(x, key, raw, value) -> None:

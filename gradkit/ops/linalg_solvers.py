@@ -15,6 +15,8 @@ from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_getrf import _solve_packed, getrf, host
+from gradkit.ops.linalg_mkl_pivots import (ALWAYS_FACTORED, first_singular, near_singular,
+                                           with_mkls_pivots)
 from gradkit.ops.linalg_triangular_solve import check_solvable, mH, solve_triangular
 from gradkit.ops.reduction import sum
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
@@ -51,16 +53,8 @@ def _batch_prefix(x, index) -> str:
     return f"(Batch element {index}): " if x.ndim > 2 else ""
 
 
-def _first_singular(x) -> tuple[int, int | None]:
-    """(batch index, 1-based zero pivot) of x's first singular matrix, as getrf reports it;
-    (0, None) when none is."""
-    info = getrf(np, host(x))[2].reshape(-1)
-    failed = np.flatnonzero(info)
-    return (int(failed[0]), int(info[failed[0]])) if failed.size else (0, None)
-
-
 def _singular_inverse_error(x) -> LinAlgError:
-    index, pivot = _first_singular(x)
+    index, pivot = first_singular(x)
     pivot = x.shape[-1] if pivot is None else pivot
     return LinAlgError(f"linalg.inv: {_batch_prefix(x, index)}The diagonal element {pivot} is "
                        "zero, the inversion could not be completed because the input matrix is "
@@ -73,38 +67,11 @@ def inv(xp, x):
     check_matrices("linalg.inv", x, half=low_precision("linalg.inv"))
     # (OpenBLAS's getrf stopped at a zero pivot that NaN arithmetic left in a non-finite
     # matrix; torch's (MKL's) reads on through the NaN, to NaN: breadth seed 1328713)
-    return _with_mkls_pivots(
+    return with_mkls_pivots(
         xp, x, xp.broadcast_to(xp.eye(x.shape[-1], dtype=x.dtype), x.shape),
         lambda: _nan_matrices(xp, x, xp.linalg.inv(x), 2), _singular_inverse_error,
-        lambda: _nan_where(xp, x, ~xp.isfinite(x).all(axis=(-2, -1)), xp.linalg.inv, 2))
-
-
-def _with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = False,
-                      transposed: bool = False):
-    """``compute()`` (A^{-1} rhs by NumPy's LAPACK, OpenBLAS) where torch's (MKL's) getrf
-    meets the same exact 0 pivots: ``refusal`` of the factored matrix where only MKL's meets
-    one (a large result of OpenBLAS's tiny pivot), getrs through MKL's LU where only
-    OpenBLAS's does (finite noise; ``non_finite()`` for a matrix with inf or NaN; ``vector``:
-    rhs is vectors as columns; ``transposed``: a is A^T, factored as A: A^T y = b is
-    conj(A^{-H} conj(b)))."""
-    factored = xp.swapaxes(a, -1, -2) if transposed else a
-    try:
-        result = compute()
-    except np.linalg.LinAlgError:
-        if _first_singular(factored)[1] is not None:
-            raise refusal(factored) from None
-        if not xp.isfinite(a).all():
-            return non_finite()
-        with np.errstate(all="ignore"):
-            lu, pivots, _ = getrf(xp, factored)
-            out = xp.conj(_solve_packed(xp, lu, pivots, xp.conj(rhs), True)) if transposed \
-                else _solve_packed(xp, lu, pivots, rhs, False)
-        return out[..., 0] if vector else out
-    if result.size and a.dtype.kind == "f" and (a.shape[-1] <= _ALWAYS_FACTORED or float(
-            xp.abs(result).max() * xp.abs(a).max()) > 1e-3 / np.finfo(a.dtype).eps) and \
-            _first_singular(factored)[1] is not None:
-        raise refusal(factored)
-    return result
+        lambda: _nan_where(xp, x, ~xp.isfinite(x).all(axis=(-2, -1)), xp.linalg.inv, 2),
+        computes_inverse=True)
 
 
 def _through_own_lu(a, g, transposed: bool):
@@ -119,11 +86,6 @@ def _through_own_lu(a, g, transposed: bool):
         out = np.conj(_solve_packed(np, lu, pivots, np.conj(columns), False)) if transposed \
             else _solve_packed(np, lu, pivots, columns, True)
     return out[..., 0] if vector else out
-
-
-# up to this size every matrix is factored as MKL rounds (a solution of moderate size may come
-# from OpenBLAS's tiny pivot where MKL's is 0); larger ones only where the result is large
-_ALWAYS_FACTORED = 16
 
 
 def inv_vjp(g, out):
@@ -203,7 +165,7 @@ def _solve(xp, a, b, *, transposed=False):
                            f"AX = B ({a.shape[-2]}x{a.shape[-1]} and {rows}x{cols})")
     dims = 1 if vector else 2
     # (NumPy's LAPACK took a NaN for a zero pivot; torch's MKL solves on, to NaN there)
-    return _with_mkls_pivots(
+    return with_mkls_pivots(
         xp, a, b[..., None] if vector else b,
         lambda: _nan_matrices(xp, a, _solve_arrays(xp, a, b, vector), dims),
         _singular_solve_error, lambda: _nan_where(xp, a, xp.isnan(a).any(axis=(-2, -1)), lambda m:
@@ -212,7 +174,7 @@ def _solve(xp, a, b, *, transposed=False):
 
 
 def _singular_solve_error(a) -> LinAlgError:
-    return LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, _first_singular(a)[0])}The "
+    return LinAlgError(f"torch.linalg.solve: {_batch_prefix(a, first_singular(a)[0])}The "
                        "solver failed because the input matrix is singular.")
 
 
@@ -252,7 +214,8 @@ def _as_columns(a, m):
 
 def _solve_vjp_b(g, a, x, transposed=False):
     _ = x  # torch's node keeps the result for B's gradient too: a write into it is refused
-    if type(a) is np.ndarray and type(g) is np.ndarray and a.shape[-1] <= _ALWAYS_FACTORED:
+    if type(a) is np.ndarray and type(g) is np.ndarray and a.shape[-1] <= ALWAYS_FACTORED \
+            and near_singular(np, a):
         return _through_own_lu(a, g, transposed)
     try:
         if transposed:  # a = A^T of X A = B: torch solves gX A^{-H} on the right, factoring A^H

@@ -187,6 +187,28 @@ def _vectorized_tie(program, mine: Result, theirs: Result) -> bool:
     return step is not None and (step.op in _TIE_PICKERS or step.params.get("fn") in _TIE_PICKERS)
 
 
+def _zero_of_noise_of_another_sign(program, mine: Result, theirs: Result) -> bool:
+    """Only zero signs differ, first out of a step one of whose inputs (agreeing within the
+    tolerance, as every value does then) is rounding noise around 0 of one sign here and the
+    other in torch: the step rounds it to a zero of that sign (a truncating division of
+    batch_norm's noise over equal values: strided_breadth seed 1688020)."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    if step is None:
+        return False
+    out = len(program.leaves) + program.steps.index(step)
+    ours, torchs = np.real(mine.values[out]), np.real(theirs.values[out])
+    for i in step.inputs:
+        a, b = mine.values[i], theirs.values[i]
+        if a.dtype.kind != "f" or a.shape != b.shape:
+            continue
+        noise = (np.signbit(a) != np.signbit(b)) & (a != 0) & (b != 0)
+        if a.shape == ours.shape:  # the noise where the zeros' signs differ
+            noise &= np.signbit(ours) != np.signbit(torchs)
+        if noise.any():
+            return True
+    return False
+
+
 def _vectorized_softshrink_zero(program, mine: Result, theirs: Result) -> bool:
     """softshrink of a negative x inside [-lambd, lambd]: torch's vectorized loop gives +0.0
     for the elements of its full vectors (8 float64 or 16 float32), its scalar tail x * 0,
@@ -2444,6 +2466,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "read memory they did not write", _median_along_a_stride_zero_dim),
     Known("max/min/clamp tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",
           "docs/numerics.md", "vectorized loops pick by lane", _vectorized_tie),
+    Known("a zero made from rounding noise around 0 of another sign (its sign is the noise's)",
+          "docs/numerics.md", "noise of the other sign", _zero_of_noise_of_another_sign),
     Known("the sign of a matrix product's or convolution's zero sum of products",
           "docs/numerics.md", "makes from a sum of products", _zero_sum_of_products),
     Known("float32 gelu gives 0.0 (NaN) in torch's oneDNN kernel where gradkit gives -0.0 (inf)",

@@ -11,7 +11,7 @@ import pytest
 from fuzz.known import (
     _agree_but_for_rounding, _cov_of_noise_over_zero, _in_place_division_by_zero_of_noise,
     _max_distance_among_rounded_ties, _phase_check_of_huge_gradients,
-    _zero_of_noise_of_another_sign,
+    _zero_of_noise_of_another_sign, _fft_at_non_finite,
     diff_program, known_difference)
 from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from fuzz.runner import Result, compare, leaf_values, run
@@ -4538,3 +4538,16 @@ def test_zero_of_noise_of_another_sign_is_known():
             for m, t in zip(mine.values, theirs.values)])
         same_signs.values[-1] = -mine.values[-1]  # (the zeros still differ in sign)
         assert not _zero_of_noise_of_another_sign(program, mine, same_signs)
+
+
+def test_fft_of_non_finite_values_read_by_a_later_mask_is_known():
+    """Known (docs/numerics.md, "multiplies every element by its twiddle factor";
+    strided_breadth seed 1686381): an FFT of [-0, inf] gives NaN parts (pocketfft) where
+    MKL's are inf or 0; masked_scatter's mask x.real > 0 then routes finite gradients
+    otherwise. With finite inputs the FFT is not this entry."""
+    program = generate(RandomDrawer(1686381), "strided_breadth")
+    problems, known = diff_program(program)
+    assert not problems or known.startswith("an FFT of non-finite values")
+    mine, theirs = run(program, gradkit), run(program, torch)
+    finite = theirs._replace(values=[np.nan_to_num(v) for v in theirs.values])
+    assert not _fft_at_non_finite(program, mine, finite) or not problems

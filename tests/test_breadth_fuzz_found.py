@@ -2898,3 +2898,18 @@ def test_triplet_loss_of_householder_values_an_ulp_apart_is_rounding_amplified()
     problems, known = diff_program(generate(RandomDrawer(1570035), "strided_breadth"))
     assert not problems or known == "a step torch's own gives gradkit's value from gradkit's " \
         "inputs, a few ulps from torch's"
+
+
+@pytest.mark.parametrize("value", [1e-3, 2.5e-4, 0.7, 1.8763520477833389])
+@pytest.mark.parametrize("functional", [False, True])
+def test_cosine_embedding_loss_guards_norms_with_torchs_float32_epsilon(value, functional):
+    """torch's cosine_embedding_loss adds EPSILON, a float constant (1e-12 rounded to float32,
+    9.99999996e-13), to the squared norms; gradkit added 1e-12 in float64, which a norm near
+    1e-6 shows in the loss and its gradient (breadth seed 1681399)."""
+    def program(m):
+        a = m.tensor([[value]], dtype=m.float64, requires_grad=True)
+        call = m.nn.functional.cosine_embedding_loss if functional else \
+            (lambda *args, reduction: m.cosine_embedding_loss(*args, {"sum": 2}[reduction]))
+        loss = call(a, a * 1.0, m.tensor([1.0], dtype=m.float64), 0.1, reduction="sum")
+        return [loss.item(), m.autograd.grad(loss, a)[0].item()]
+    assert program(gradkit) == program(torch)

@@ -28,7 +28,7 @@ from gradkit.ops.shape import broadcast_tensors, reshape
 from gradkit.ops.unary_helpers import check_bound, require_real_floating, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
-_EPSILON = 1e-12  # cosine_embedding_loss's guard on squared norms, as torch's
+_EPSILON = float(np.float32(1e-12))  # cosine_embedding_loss's: torch's is a float (1681399)
 
 # torch's at::norm over one dim: linalg.vector_norm's forward and derivatives, its own node name
 norm_over_a_dim = Op(vector_norm.forward, name="norm", save=("x", "result"),

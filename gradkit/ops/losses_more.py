@@ -15,11 +15,11 @@ import numpy as np
 
 from gradkit.number_arguments import number_argument
 from gradkit.autograd.grad_mode import no_grad
-from gradkit.ops.clamp import clamp
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops._op import op
 from gradkit.ops.elementwise import exp, log
 from gradkit.ops.elementwise_special import logit
+from gradkit.ops.bce_backward import bce_input_grad
 from gradkit.ops.binary_math import xlogy
 from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.losses import (
@@ -31,7 +31,6 @@ from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
 from gradkit.ops.unary_helpers import check_bound, require_real_floating, scalar_type_name
 
-_EPSILON = 1e-12  # torch's floor on x (1 - x) in binary_cross_entropy's gradient
 
 
 def _expanded(input, target):
@@ -231,28 +230,28 @@ def _binary_cross_entropy(xp, x, target, weight, reduction="mean"):
     return reduce_array(xp, loss.astype(x.dtype, copy=False), reduction)
 
 
-def _bce_slopes(x, target, weight):
-    """d loss / d x: (x - t) / max(x (1 - x), 1e-12); d loss / d t: -logit(x) (torch's)."""
-    spread = x * (1 - x)  # NumPy's product of 0-d arrays is a scalar, which clamp refuses
-    d_x = (x - target) / clamp(np.asarray(spread) if isinstance(spread, np.generic) else spread,
-                               min=_EPSILON)
-    d_target = -logit(x)
+def _bce_vjp(g, x, target, weight, reduction):
+    """torch's: its backward kernel for x (an op: bce_backward.py) and -logit(x) g for the
+    target, each times the weight, then over the count for a mean."""
+    g = spread_loss_grad(g, tuple(x.shape), "none" if reduction == "none" else "sum")
+    d_x, d_target = bce_input_grad(g, x, target), -logit(x) * g
     if weight is not None:
         d_x, d_target = d_x * weight, d_target * weight
-    return d_x, d_target
-
-
-def _bce_vjp(g, x, target, weight, reduction):
-    d_x, d_target = _bce_slopes(x, target, weight)
-    spread = spread_loss_grad(g, tuple(x.shape), reduction)
-    return spread * d_x, spread * d_target, None
+    if reduction == "mean":
+        count = max(math.prod(x.shape), 1)
+        d_x, d_target = d_x / count, d_target / count
+    return d_x, d_target, None
 
 
 def _bce_jvp(tangents, x, target, weight, reduction):
-    d_x, d_target = _bce_slopes(x, target, weight)
+    """torch's: the backward's two formulas of the tangents (weighted each), reduced."""
     t_x, t_target = tangents[0], tangents[1]
-    change = (0 if t_x is None else t_x * d_x) + (0 if t_target is None else t_target * d_target)
-    return reduce_loss(change, reduction)
+    parts = [] if t_x is None else [bce_input_grad(t_x, x, target)]
+    if t_target is not None:
+        parts.append(-logit(x) * t_target)
+    if weight is not None:
+        parts = [part * weight for part in parts]
+    return reduce_loss(parts[0] if len(parts) == 1 else parts[0] + parts[1], reduction)
 
 
 _binary_cross_entropy.defvjp_all(_bce_vjp)

@@ -99,10 +99,21 @@ def _division_with_mode(node) -> tuple | None:
     return ("known", None) if node.params.get("rounding_mode") is None else None
 
 
+def _reduction_by_count(node) -> tuple | None:
+    """scatter_reduce's and index_reduce's amax, amin and mean divide the gradient by a count
+    (0 where nothing reached: 0 / 0 of plain zeros, a zero tensor kept by torch's division);
+    self's is masked_fill'ed into plain zeros without include_self (signal seed 338703)."""
+    if node.params.get("reduce") not in ("amax", "amin", "mean"):
+        return None
+    return ("known" if node.params.get("include_self", True) else "zeros", None, None, "known")
+
+
 # nodes whose KNOWN_ZERO_BY_INPUT modes depend on their inputs' shapes or their parameters:
 # (node) -> modes
 KNOWN_ZERO_BY_NODE = {"MatmulBackward0": _folded_matrix_vector,
-                      "DivBackward2": _division_with_mode}
+                      "DivBackward2": _division_with_mode,
+                      "IndexReduceBackward0": _reduction_by_count,
+                      "ScatterReduceBackward0": _reduction_by_count}
 
 
 def is_known_zero(g) -> bool:

@@ -93,12 +93,12 @@ def _empty_batched_product(x, y) -> tuple | None:
     (an empty result, or an empty sum: zeros), which bmm answers before its dtype check, in
     mat2's dtype; else None. Left to the dtype error: a batch and a matrix or vector, or a
     batch of ones (torch folds them into mm, which checks, when one requires grad), a bool
-    mat2 (torch's autograd refuses a bool result of an input requiring grad) and a real self
-    of a complex mat2 (its backward refuses the complex gradient): the op does not know which
-    input requires grad."""
+    mat2 (torch's autograd refuses a bool result of an input requiring grad) and a floating
+    self of a complex mat2 (its backward refuses the complex gradient): the op does not know
+    which input requires grad. An integer or bool self never does (signal seed 337116)."""
     if x.ndim < 3 or y.ndim < 3 or math.prod(x.shape[:-2]) == 1 or \
             math.prod(y.shape[:-2]) == 1 or y.dtype.kind == "b" or (
-            y.dtype.kind == "c" and x.dtype.kind != "c"):
+            y.dtype.kind == "c" and x.dtype.kind in "fV"):
         return None
     batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     if math.prod(batch) * x.shape[-2] * x.shape[-1] * y.shape[-1]:

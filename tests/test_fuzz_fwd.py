@@ -890,3 +890,40 @@ def test_vmap_of_an_empty_sample_amax_raises_torchs_per_sample_error():
     with pytest.raises(RuntimeError) as ours:
         gradkit.func.vmap(lambda x: x.amax())(gradkit.zeros(2, 0, dtype=gradkit.float64))
     assert str(ours.value) == str(one_sample.value)
+
+
+@pytest.mark.parametrize("seed", [442473, 450274, 458793])
+def test_jvp_of_maximum_at_a_tie_or_nan_is_a_known_difference(seed):
+    """Known (docs/func.md, "the transpose of its backward formula"): gradkit's jvp is
+    the double-vjp trick, torch's forward mode its own formula, which at a tie or a NaN is not
+    the backward's transpose; forward_ad's duals, which run gradkit's forward formulas, give
+    torch's tangents there."""
+    problems, known = diff_program(generate(RandomDrawer(seed), "fwd"))
+    assert not problems or known.startswith("jvp of maximum/minimum at a tie or NaN")
+
+    def dual(m, name):
+        fw = m.autograd.forward_ad
+        x = m.tensor([math.nan, 1.0, 2.0])
+        with fw.dual_level():
+            d = fw.make_dual(x, m.tensor([0.7, 0.3, 0.2]))
+            return [fw.unpack_dual(getattr(m, name)(d, d)).tangent.tolist(),
+                    fw.unpack_dual(getattr(m, name)(d, m.ones(3))).tangent.tolist()]
+    for name in ("maximum", "minimum"):
+        assert dual(gradkit, name) == dual(torch, name)
+
+
+def test_vmap_of_a_scalar_sample_promotes_as_a_known_difference():
+    """Known (docs/func.md, "promotes as a dimensioned tensor"; fwd seed 450971): torch's
+    batched 0-d sample promotes as a dimensioned tensor, gradkit's per-sample 0-d tensor as a
+    scalar; the same program without vmap agrees."""
+    problems, known = diff_program(generate(RandomDrawer(450971), "fwd"))
+    assert not problems or known.startswith("vmap over a 0-d input")
+
+    def program(m, mapped: bool):
+        s = m.tensor([1.0, -2.0, 3.0], dtype=m.float64)
+        t = m.tensor([0.5, 0.25], dtype=m.float32)
+        call = (lambda a, b: m.where(a > 0, a, b))
+        out = m.vmap(call, in_dims=(0, None))(s, t) if mapped else call(s[0], t)
+        return str(out.dtype).split(".")[-1]
+    assert (program(gradkit, True), program(torch, True)) == ("float32", "float64")
+    assert program(gradkit, False) == program(torch, False) == "float32"

@@ -2707,12 +2707,18 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           " (or a masked infinite one is NaN in gradkit's jvp)",
           "docs/func.md", "in its columns under reverse mode",
           known_fwd.nan_placement_in_jacobians),
+    Known("jvp of maximum/minimum at a tie or NaN: gradkit's is the backward's transpose, "
+          "torch's its forward formula", "docs/func.md", "the transpose of its backward formula",
+          known_fwd.jvp_at_a_tie_is_the_vjps_transpose),
     Known("detach_() inside grad nested in jvp: torch's jvp still pushes the tangent",
           "docs/func.md", "a `detach_()` inside a `grad` nested in `jvp`",
           known_fwd.inner_detach_under_jvp),
     Known("a function capturing the tensor it is given: a write through the input looks like "
           "a captured write", "docs/func.md", "captures the very tensor it is given",
           known_fwd.input_captured_too),
+    Known("vmap over a 0-d input: torch's samples promote as dimensioned tensors, gradkit's "
+          "per-sample call as 0-d ones", "docs/func.md", "promotes as a dimensioned tensor",
+          known_fwd.vmap_of_a_scalar_promotes_as_a_tensor),
     Known("torch's vmap runs an in-place op the op refuses outside vmap (a broadcast sample, "
           "an overlapping operand)",
           "docs/func.md", "which the op refuses outside vmap, and gradkit's vmap refuses",

@@ -329,6 +329,42 @@ def nan_placement_in_jacobians(program, mine: Result, theirs: Result) -> bool:
         (np.isnan(a) | np.isnan(b)).all() for a, b in pairs)
 
 
+_TIE_OPS = ("maximum", "minimum")
+
+
+def jvp_at_a_tie_is_the_vjps_transpose(program, mine: Result, theirs: Result) -> bool:
+    """maximum/minimum where the operands tie or one is NaN: gradkit's jvp (the double-vjp
+    trick) is the transpose of the backward formula (a tie's 1/2 each, NaN's gradient to
+    both), torch's forward mode its own formula (other_t + where(x == y, 1/2, x > y)
+    (x_t - y_t): NaN passes other_t) (fwd seeds 442473, 450274, 458793)."""
+    if program.transform not in _FORWARD[1:] or _differing(mine, theirs) is None:
+        return False
+    return any(step.op in _TIE_OPS and len(step.inputs) == 2 and _ties_or_nan(
+        theirs.values[step.inputs[0]], theirs.values[step.inputs[1]]) for step in program.steps)
+
+
+def _ties_or_nan(x, y) -> bool:
+    try:
+        x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+    except ValueError:
+        return False
+    with np.errstate(invalid="ignore"):
+        return bool(((x == y) | np.isnan(x) | np.isnan(y)).any())
+
+
+def vmap_of_a_scalar_promotes_as_a_tensor(program, mine: Result, theirs: Result) -> bool:
+    """vmap over a 0-d input: each of torch's samples is a batched tensor, which type
+    promotion counts as a dimensioned tensor (its batch dim), so a float64 scalar sample
+    and a float32 tensor give float64; gradkit's per-sample call sees a 0-d tensor, and
+    float32 (fwd seed 450971). Only dtypes (and the values computed in them) differ."""
+    if program.transform != "vmap" or mine.error or theirs.error or not any(
+            leaf.requires_grad and leaf.shape == () for leaf in program.leaves):
+        return False
+    problems = compare(mine, theirs)
+    return bool(problems) and any(" dtype " in p for p in problems) and all(
+        " dtype " in p or p.startswith(("values", "signed zero")) for p in problems)
+
+
 def inner_detach_under_jvp(program, mine: Result, theirs: Result) -> bool:
     """A detach_() inside grad nested in jvp: torch detaches from grad's level only, its jvp
     still pushes the tangent through (into an op without a forward formula, which raises:

@@ -14,7 +14,7 @@ from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
-from gradkit.ops.elementwise import exp
+from gradkit.ops.elementwise import exp, reciprocal
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
@@ -45,17 +45,18 @@ def atan2(xp, x, y):
     return xp.arctan2(x, y)
 
 
-def _atan2_scale(x, y):
-    # torch's atan2_backward: 1 / (x² + y²), with the infinity at the origin (or an underflow)
-    # replaced by 0, so the gradient there is 0, not NaN (and no NumPy warning, as torch)
+def _atan2_vjp(g, x, y, needs):
+    """torch's atan2_backward: one reciprocal of x² + y² for both gradients (the double
+    backward adds their contributions before its derivative), its infinity at the origin (or
+    an underflow) replaced by 0, so the gradient there is 0, not NaN (and no NumPy warning)."""
     with np.errstate(divide="ignore", over="ignore"):
-        recip = 1 / (x * x + y * y)
-    return where(isinf(recip), 0.0, recip)
+        recip = reciprocal(x * x + y * y)
+    recip = where(isinf(recip), 0.0, recip)
+    # neg: torch's error for a bool x ("Negation, the `-` operator, on a bool tensor ...")
+    return g * y * recip if needs[0] else None, g * neg(x) * recip if needs[1] else None
 
 
-# neg: torch's error for a bool x ("Negation, the `-` operator, on a bool tensor ...")
-atan2.defvjp(lambda g, x, y: g * y * _atan2_scale(x, y),
-             lambda g, x, y: g * neg(x) * _atan2_scale(x, y))
+atan2.defvjp_all(_atan2_vjp, needs=True)
 
 
 def _atan2_jvp(tangents, x, y):

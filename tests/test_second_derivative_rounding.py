@@ -23,6 +23,9 @@ def _second_derivatives(m, op, seed: int):
 PROGRAMS = {
     # torch's atan2_backward: one reciprocal of x² + y² shared by both gradients (all 100 off)
     "atan2": lambda m, x, y: m.atan2(x, y),
+    # torch's value / tensor2 is C++'s, a true quotient: Python's is reciprocal times value
+    # (59 first derivatives and 86 second ones of 100 off)
+    "addcdiv": lambda m, x, y: m.addcdiv(x * 1.3, x.sin(), y, value=0.7),
 }
 
 
@@ -31,3 +34,26 @@ def test_second_derivatives_round_as_torch(name):
     for seed in range(3):
         assert _second_derivatives(gradkit, PROGRAMS[name], seed) == \
             _second_derivatives(torch, PROGRAMS[name], seed), seed
+
+
+@pytest.mark.parametrize("kind", ["integer divisor", "complex value"])
+def test_addcdiv_gradient_of_tensor1_refuses_as_torchs_filled_quotient(kind):
+    """torch's value / tensor2 fills a tensor like tensor2 with value and divides it in place:
+    an integer tensor2 refuses the float quotient, a real one a complex value (in backward)."""
+    def grads(m):
+        complex_value = kind == "complex value"
+        t1 = m.tensor([0.3, -1.7], dtype=m.complex128 if complex_value else m.float64,
+                      requires_grad=True)
+        t2 = m.tensor([3.0, -2.0], dtype=m.float64) if complex_value else m.tensor([3, -2])
+        y = m.addcdiv(m.zeros(2, dtype=t1.dtype), t1, t2, value=0.7 + 0.1j if complex_value
+                      else 0.7)
+        return m.autograd.grad(y.abs().sum(), t1)[0]
+    ours, theirs = (_outcome(lambda m=m: grads(m)) for m in (gradkit, torch))
+    assert ours == theirs and ours[0] == "RuntimeError"
+
+
+def _outcome(call):
+    try:
+        return "ok", call().detach().numpy().tolist()
+    except RuntimeError as error:
+        return "RuntimeError", str(error)

@@ -9,7 +9,7 @@ import numpy as np
 from gradkit.backend import get_default_dtype
 from gradkit.number_arguments import number_argument, numbers_reader, scalar_as
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import neg, sub
+from gradkit.ops.arithmetic import div, neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.comparison import isinf
@@ -19,7 +19,8 @@ from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import (
-    c_type_name, invalid_combination, kernel_error, require_tensors as _require_tensors)
+    c_type_name, invalid_combination, kernel_error, require_tensors as _require_tensors,
+    scalar_type_name)
 
 _LOG2 = math.log(2.0)
 
@@ -321,8 +322,20 @@ def addcdiv(xp, x, t1, t2, *, value=1):
     return (x + v * t1 / t2).astype(dtype, copy=False)
 
 
+def _value_over(value, t2):
+    """``value / tensor2`` in torch's formula, C++'s Scalar / Tensor: a tensor of value divided
+    by tensor2 (not Python's reciprocal times value: an ulp apart at times, and another double
+    backward), so an integer tensor2 refuses its true quotient and a real one a complex value."""
+    data = getattr(t2, "_data", t2)
+    if data.dtype.kind in "biu":
+        name = scalar_type_name(np.empty(0, get_default_dtype().np))
+        raise RuntimeError(f"result type {name} can't be cast to the desired output type "
+                           f"{scalar_type_name(data)}")
+    return div(scalar_as(value, data.dtype), t2)
+
+
 addcdiv.defvjp(lambda g, t1, t2, value: g,
-               lambda g, t1, t2, value: g * conj(value / t2),
+               lambda g, t1, t2, value: g * conj(_value_over(value, t2)),
                lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
 addcdiv.numbers = _complex_kept(numbers_reader("addcdiv", value=(None, "input")))
 # torch's tangent: t_x + t_1 / t2 * value - t_2 * (t1 / t2) / t2 * value (no t2², which

@@ -205,10 +205,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
         raise RuntimeError("kl_div: Complex inputs not supported.")
     if any(kind in "biu" for kind in kinds):
         raise RuntimeError("kl_div: Integral inputs not supported.")
+    # torch's C++ (GCC) computes the right operand first, so its node runs last in backward
+    # and the gradients reaching target add in that order
     if log_target:
-        loss = exp(target) * (target - input)
+        difference = target - input
+        loss = exp(target) * difference
     else:
-        loss = xlogy(target, target) - target * input
+        product = target * input
+        loss = xlogy(target, target) - product
     if reduction == "batchmean":
         total = sum(loss)
         return total / input.shape[0] if input.ndim else total

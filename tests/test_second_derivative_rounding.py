@@ -64,3 +64,36 @@ def _outcome(call):
         return "ok", call().detach().numpy().tolist()
     except RuntimeError as error:
         return "RuntimeError", str(error)
+
+
+EXACT_POWERS = {  # bases powers of two (of four for ** 2.5), integer exponents: pow is exact
+    "pow": (lambda m, x, y: m.pow(x, y), "positive"),
+    "pow_number": (lambda m, x, y: m.pow(x, 2.5), "fourths"),
+    "float_power": (lambda m, x, y: m.float_power(x, y), "positive"),
+    "logaddexp2": (lambda m, x, y: m.logaddexp2(x, y), "signed"),
+    "ldexp": (lambda m, x, y: m.ldexp(x, y), "signed"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXACT_POWERS))
+def test_powers_of_exact_operands_differentiate_as_torch(name):
+    """Known difference (docs/torch_expectations.md, "Second derivatives of binary ops"):
+    torch's float64 pow is SLEEF's, an ulp from NumPy's at times, and pow's derivatives carry
+    it; where every power is exact the first and second derivatives are torch's bit for bit."""
+    op, kind = EXACT_POWERS[name]
+
+    def derivatives(m, seed):
+        r = np.random.default_rng(seed)
+        base = (4.0 if kind == "fourths" else 2.0) ** r.integers(-3, 4, 5)
+        if kind == "signed":
+            base *= r.choice([1.0, -1.0], 5)
+        xs = [m.tensor(v, dtype=m.float64, requires_grad=True)
+              for v in (base, r.integers(-3, 4, 5) * 1.0)]
+        w, w1, w2 = (m.tensor(r.standard_normal(5), dtype=m.float64) for _ in range(3))
+        g = m.autograd.grad((op(m, *xs) * w).sum(), xs, create_graph=True, allow_unused=True)
+        s = sum((gi * wi).sum() for gi, wi in zip(g, (w1, w2)) if gi is not None)
+        return [t.detach().numpy().view(np.int64).tolist() for t in
+                (*[gi for gi in g if gi is not None], *m.autograd.grad(s, xs, allow_unused=True))
+                if t is not None]
+    for seed in range(5):
+        assert derivatives(gradkit, seed) == derivatives(torch, seed), seed

@@ -97,3 +97,19 @@ def test_powers_of_exact_operands_differentiate_as_torch(name):
                 if t is not None]
     for seed in range(5):
         assert derivatives(gradkit, seed) == derivatives(torch, seed), seed
+
+
+@pytest.mark.parametrize("loss", ["mse_loss", "smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_target_gradient_where_input_equals_target_has_torchs_zero_sign(loss, reduction):
+    """torch's target gradient is the loss's backward kernel with the operands swapped,
+    (target - input) g, not the input's negated: at input == target it is a zero of g's sign
+    (gradkit gave -0.0 for a positive g), in backward and under create_graph."""
+    def grads(m):
+        x = m.tensor([1.0, 2.0, -0.5], dtype=m.float64, requires_grad=True)
+        y = m.tensor([1.0, 3.0, -0.5], dtype=m.float64, requires_grad=True)
+        out = getattr(m.nn.functional, loss)(x, y, reduction=reduction)
+        g = m.tensor([1.0, -2.0, -1.0], dtype=m.float64) if reduction == "none" else None
+        return [np.signbit(t.detach().numpy()).tolist() + t.detach().numpy().tolist()
+                for t in m.autograd.grad(out, (x, y), g, create_graph=True)]
+    assert grads(gradkit) == grads(torch)

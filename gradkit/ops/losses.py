@@ -247,9 +247,9 @@ def _mse_grad(g, x, y, reduction):
 
 
 _mse.defvjp(lambda g, x, y, reduction: _mse_grad(g, x, y, reduction),
-            lambda g, x, y, reduction: -_mse_grad(g, x, y, reduction))
+            lambda g, x, y, reduction: _mse_grad(g, y, x, reduction))  # torch's: (y - x) g
 _mse.defjvp(lambda t, x, y, reduction: reduce_loss(2.0 * _difference(x, y) * t, reduction),
-            lambda t, x, y, reduction: reduce_loss(-2.0 * _difference(x, y) * t, reduction))
+            lambda t, x, y, reduction: reduce_loss(2.0 * _difference(y, x) * t, reduction))
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",

@@ -55,6 +55,7 @@ def _to_node_name(name: str) -> str:
 class Op:
     """A differentiable operation; calling it dispatches on Tensors or raw arrays."""
 
+    vjp_needs = False  # whether vjp_all takes needs= (defvjp_all)
     checks_grads = True  # backward() returns gradients of its inputs' shapes and dtypes
     view_inverse = None  # a view op whose output is computed (conj): the op that maps back
     # torch's name of an op whose autograd has no complex formula: recording a node for a
@@ -128,8 +129,7 @@ class Op:
         self.vjp_all = None   # or one rule returning all input gradients
         self.vjp_order = None  # the inputs whose rules run first, if not in order (div's)
         self.edge_inputs = None  # the inputs torch's node has edges for, if not all
-        self.jvps = None
-        self.jvp_all = None
+        self.jvps = self.jvp_all = None
         self.__doc__ = forward.__doc__
         self.__name__ = self.name
         self.numbers = None
@@ -200,9 +200,10 @@ class Op:
         self._save_masks = {}
         return self
 
-    def defvjp_all(self, rule):
-        """One rule for all inputs: ``rule(g, *saved, **params) -> tuple of grads``."""
-        self.vjp_all = rule
+    def defvjp_all(self, rule, needs: bool = False):
+        """One rule for all inputs: ``rule(g, *saved, **params) -> tuple of grads``, told
+        ``needs=[bool per input]`` (torch's grad_input_mask) if ``needs``: atan2's."""
+        self.vjp_all, self.vjp_needs = rule, needs
         self.differentiable = True
         self.saves_read = None  # one rule for every input: it gets everything
         self._save_masks = {}
@@ -363,7 +364,8 @@ class Op:
         params = node.params
         meta = node.input_meta
         if self.vjp_all is not None:  # one rule for all; torch keeps only the wanted ones,
-            result = list(self.vjp_all(g, *values, **params))
+            result = list(self.vjp_all(g, *values, **params) if not self.vjp_needs else
+                          self.vjp_all(g, *values, needs=[c is not None for c in edges], **params))
             result += [None] * (len(edges) - len(result))  # a rule may stop at its last input
             if edges is not node._next and not self.variadic:  # but all of a tensor list
                 result = [r if child is not None else None for r, child in zip(result, edges)]

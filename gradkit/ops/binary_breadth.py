@@ -178,9 +178,9 @@ def _ldexp_self_grad(g, x_dtype, other, result, other_dtype):
     return _real_input_grad(g * conj(_two_to(other)), x_dtype)
 
 
-ldexp.defvjp(_ldexp_self_grad,
+ldexp.defvjp(_ldexp_self_grad,  # torch's grad * result.conj() * M_LN2, in that order
              lambda g, x_dtype, other, result, other_dtype: _real_input_grad(
-                 g * conj(result * _LN2), other_dtype))
+                 g * conj(result) * _LN2, other_dtype))
 ldexp.defjvp(lambda t, x_dtype, other, result, other_dtype: t * _two_to(other),
              lambda t, x_dtype, other, result, other_dtype: t * result * _LN2)
 

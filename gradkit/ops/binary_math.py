@@ -9,17 +9,18 @@ import numpy as np
 from gradkit.backend import get_default_dtype
 from gradkit.number_arguments import number_argument, numbers_reader, scalar_as
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import neg, sub
+from gradkit.ops.arithmetic import div, neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
-from gradkit.ops.elementwise import exp
+from gradkit.ops.elementwise import exp, reciprocal
 from gradkit.ops.methods import register
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import (
-    c_type_name, invalid_combination, kernel_error, require_tensors as _require_tensors)
+    c_type_name, invalid_combination, kernel_error, require_tensors as _require_tensors,
+    scalar_type_name)
 
 _LOG2 = math.log(2.0)
 
@@ -45,17 +46,18 @@ def atan2(xp, x, y):
     return xp.arctan2(x, y)
 
 
-def _atan2_scale(x, y):
-    # torch's atan2_backward: 1 / (x² + y²), with the infinity at the origin (or an underflow)
-    # replaced by 0, so the gradient there is 0, not NaN (and no NumPy warning, as torch)
+def _atan2_vjp(g, x, y, needs):
+    """torch's atan2_backward: one reciprocal of x² + y² for both gradients (the double
+    backward adds their contributions before its derivative), its infinity at the origin (or
+    an underflow) replaced by 0, so the gradient there is 0, not NaN (and no NumPy warning)."""
     with np.errstate(divide="ignore", over="ignore"):
-        recip = 1 / (x * x + y * y)
-    return where(isinf(recip), 0.0, recip)
+        recip = reciprocal(x * x + y * y)
+    recip = where(isinf(recip), 0.0, recip)
+    # neg: torch's error for a bool x ("Negation, the `-` operator, on a bool tensor ...")
+    return g * y * recip if needs[0] else None, g * neg(x) * recip if needs[1] else None
 
 
-# neg: torch's error for a bool x ("Negation, the `-` operator, on a bool tensor ...")
-atan2.defvjp(lambda g, x, y: g * y * _atan2_scale(x, y),
-             lambda g, x, y: g * neg(x) * _atan2_scale(x, y))
+atan2.defvjp_all(_atan2_vjp, needs=True)
 
 
 def _atan2_jvp(tangents, x, y):
@@ -103,6 +105,8 @@ def _xlogy_grad_x(g, x, y):
 
 xlogy.defvjp(_xlogy_grad_x, lambda g, x, y: g * x / y)
 xlogy.defjvp(_xlogy_grad_x, lambda t, x, y: t * x / y)
+# torch's generated nodes run their formulas sorted by name: XlogyBackward0's other first
+xlogy.vjp_order = (1, 0)
 
 
 def _opmath(dtype: np.dtype) -> np.dtype:
@@ -320,8 +324,20 @@ def addcdiv(xp, x, t1, t2, *, value=1):
     return (x + v * t1 / t2).astype(dtype, copy=False)
 
 
+def _value_over(value, t2):
+    """``value / tensor2`` in torch's formula, C++'s Scalar / Tensor: a tensor of value divided
+    by tensor2 (not Python's reciprocal times value: an ulp apart at times, and another double
+    backward), so an integer tensor2 refuses its true quotient and a real one a complex value."""
+    data = getattr(t2, "_data", t2)
+    if data.dtype.kind in "biu":
+        name = scalar_type_name(np.empty(0, get_default_dtype().np))
+        raise RuntimeError(f"result type {name} can't be cast to the desired output type "
+                           f"{scalar_type_name(data)}")
+    return div(scalar_as(value, data.dtype), t2)
+
+
 addcdiv.defvjp(lambda g, t1, t2, value: g,
-               lambda g, t1, t2, value: g * conj(value / t2),
+               lambda g, t1, t2, value: g * conj(_value_over(value, t2)),
                lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
 addcdiv.numbers = _complex_kept(numbers_reader("addcdiv", value=(None, "input")))
 # torch's tangent: t_x + t_1 / t2 * value - t_2 * (t1 / t2) / t2 * value (no t2², which

@@ -22,6 +22,7 @@ from gradkit.ops.conversion import astype
 from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
+from gradkit.ops.mse_backward import mse_backward
 from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message
 from gradkit.ops.promotion import category, promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
@@ -238,18 +239,16 @@ def _difference(x, y):
 
 
 def _mse_grad(g, x, y, reduction):
-    diff = _difference(x, y)
-    scale = 2.0 / max(diff.numel() if hasattr(diff, "numel") else diff.size, 1) \
-        if reduction == "mean" else 2.0
+    """torch's mse_loss_backward op (an inf 2 (x - y) times a 0 g is NaN)."""
     if reduction != "none":  # a scalar loss: its gradient (or a batch of them) meets every element
-        g = expand_back(g, tuple(diff.shape), None, False)
-    return diff * scale * g  # torch's norm * (x - y) * grad: an inf 2 (x - y) times a 0 g is NaN
+        g = expand_back(g, tuple(_difference(x, y).shape), None, False)
+    return mse_backward(g, x, y, reduction=reduction)
 
 
 _mse.defvjp(lambda g, x, y, reduction: _mse_grad(g, x, y, reduction),
-            lambda g, x, y, reduction: -_mse_grad(g, x, y, reduction))
+            lambda g, x, y, reduction: _mse_grad(g, y, x, reduction))  # torch's: (y - x) g
 _mse.defjvp(lambda t, x, y, reduction: reduce_loss(2.0 * _difference(x, y) * t, reduction),
-            lambda t, x, y, reduction: reduce_loss(-2.0 * _difference(x, y) * t, reduction))
+            lambda t, x, y, reduction: reduce_loss(2.0 * _difference(y, x) * t, reduction))
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",

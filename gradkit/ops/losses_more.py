@@ -65,9 +65,11 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
         if with_bool:  # torch's first backward is a kernel that takes a bool operand
             dtype = result_type(getattr(x, "_data", x), getattr(y, "_data", y))
             x, y = (astype(v, dtype) if _is_bool(v) else v for v in (x, y))
-        slopes = spread_loss_grad(g, tuple(x.shape), reduction) * slope(x - y, width)
-        slopes = _subtracts_a_bool(slopes) if with_bool else slopes
-        return -slopes if of else slopes
+        # torch's target gradient is its kernel with the operands swapped: slope(y - x), so
+        # at x == y a zero of g's sign, not its negation
+        slopes = spread_loss_grad(g, tuple(x.shape), reduction) * slope(y - x if of else x - y,
+                                                                        width)
+        return _subtracts_a_bool(slopes) if with_bool else slopes
 
     loss.defvjp(lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 0),
                 lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 1))
@@ -204,10 +206,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
         raise RuntimeError("kl_div: Complex inputs not supported.")
     if any(kind in "biu" for kind in kinds):
         raise RuntimeError("kl_div: Integral inputs not supported.")
+    # torch's C++ (GCC) computes the right operand first, so its node runs last in backward
+    # and the gradients reaching target add in that order
     if log_target:
-        loss = exp(target) * (target - input)
+        difference = target - input
+        loss = exp(target) * difference
     else:
-        loss = xlogy(target, target) - target * input
+        product = target * input
+        loss = xlogy(target, target) - product
     if reduction == "batchmean":
         total = sum(loss)
         return total / input.shape[0] if input.ndim else total

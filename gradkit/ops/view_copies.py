@@ -62,7 +62,7 @@ def derived_op(view_op: Op, name: str, node_name: str, copies: bool,
         derived.node_name_rule = lambda params, inputs: rule(params, inputs) + \
             node_name.removeprefix(view_op.node_name)
     if view_op.vjp_all is not None:
-        derived.defvjp_all(view_op.vjp_all)
+        derived.defvjp_all(view_op.vjp_all, needs=view_op.vjp_needs)
     else:
         derived.defvjp(*view_op.vjps)
     derived.jvps, derived.jvp_all = view_op.jvps, view_op.jvp_all

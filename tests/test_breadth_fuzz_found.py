@@ -2958,3 +2958,18 @@ def test_reductions_by_a_count_keep_a_zero_second_derivative_zero(function, redu
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # index_reduce is in beta: torch's and gradkit's
         assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_mish_second_derivative_is_torchs_formula_at_large_inputs(dtype):
+    """torch's infinitely differentiable mish_backward writes softplus as exp(x).log1p(),
+    whose derivative is inf / inf, NaN, once exp overflows; gradkit's used softplus, giving
+    0 there (breadth seed 1719921). Elsewhere both agree."""
+    def program(m):
+        x = m.tensor([-50.0, -3.0, 0.0, 0.5, 4.0, 30.0, 100.0, 1e3, 1e10],
+                     dtype=getattr(m, dtype), requires_grad=True)
+        g, = m.autograd.grad(m.nn.functional.mish(x).sum(), x, create_graph=True)
+        return g.tolist(), m.autograd.grad(g.sum(), x)[0].tolist()
+    ours, theirs = program(gradkit), program(torch)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, equal_nan=True)

@@ -16,9 +16,9 @@ import numpy as np
 from gradkit.number_arguments import number_argument, numbers_reader, scalar_for
 from gradkit.ops._op import op
 from gradkit.ops.activations import (
-    elu, elu_slope, elu_values, leaky_relu, positive_factor, sigmoid, softplus)
+    elu, elu_slope, elu_values, leaky_relu, positive_factor, sigmoid)
 from gradkit.ops.conversion import fitted
-from gradkit.ops.elementwise import tanh
+from gradkit.ops.elementwise import exp, log1p, tanh
 from gradkit.ops.grad_edges import (
     LEAKY_RELU_EXTRA, call_or_write, defmask_edge, gradient_edge, in_place_variant,
     negative_slope_refusal, no_derivative)
@@ -201,8 +201,10 @@ def _mish(xp, x):
 
 
 def _mish_slope(x):
-    """torch's infinitely differentiable mish_backward: tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)."""
-    t = tanh(softplus(x))
+    """torch's infinitely differentiable mish_backward: tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2),
+    sp = log1p(exp(x)) as it writes it (so its derivative is NaN from x = 710 on, inf / inf:
+    breadth seed 1719921)."""
+    t = tanh(log1p(exp(x)))
     return t + x * sigmoid(x) * (1 - t * t)
 
 

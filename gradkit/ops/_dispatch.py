@@ -21,6 +21,7 @@ from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
     _init_saved, _new, _numpy_operands, _save, _xp_of, failed_on_argument, keep_values)
 from gradkit.ops import wide_unsigned
+from gradkit.ops.result_layout import iterator_layout
 from gradkit.ops.unary_helpers import invalid_combination
 from gradkit.ops.views import mark_view
 
@@ -240,8 +241,12 @@ def _apply(op, args, datas, params, needs_grad):
     """The op proper: forward on arrays, then the output tensors (and node when recording)."""
     xp = _xp_of(datas)
     try:
-        out = (op.forward(xp, *datas, **params) if xp is np
-               else _forward_on_device(op, xp, datas, params))
+        if xp is np:  # an elementwise op's kernel, laid out here (result_layout.forwards)
+            out = op.kernel(xp, *datas, **params)
+            if op.lays_out and type(out) is np.ndarray and out.ndim > 1:
+                out = iterator_layout(out, datas)
+        else:
+            out = _forward_on_device(op, xp, datas, params)
     except ValueError as e:  # NumPy's broadcast error, in torch's words and type
         if op.broadcast and "broadcast" in str(e):
             raise RuntimeError(_broadcast_message(datas)) from None

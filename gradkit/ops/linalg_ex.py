@@ -15,8 +15,8 @@ import numpy as np
 from gradkit import return_types
 from gradkit.ops._op import op
 from gradkit.backend import get_array_module
-from gradkit.ops.linalg_getrf import getrf
-from gradkit.ops.linalg_lu import _lu_solve, _solve_packed
+from gradkit.ops.linalg_getrf import getrf, solve_through_lu
+from gradkit.ops.linalg_lu import _lu_solve
 from gradkit.ops.linalg_solvers import (
     LinAlgError, _as_columns, _batch_prefix, _cholesky, _cholesky_jvp, _cholesky_parts,
     _cholesky_vjp, _is_vector_rhs, _solve, check_matrices, check_solve, cholesky, host, inv,
@@ -44,10 +44,9 @@ def _unfinished(xp, a, b, *, kind, upper=False, lu_of_adjoint=False):
     if kind == "cholesky":  # upper: U is the lower factor of a^T, transposed (as _cholesky)
         factor = xp.asarray(_cholesky_parts(xp.swapaxes(a, -1, -2) if upper else a)[0])
         return xp.swapaxes(factor, -1, -2) if upper else factor
-    lu, pivots, _ = getrf(xp, _mh(xp, a) if lu_of_adjoint else a)
-    with np.errstate(invalid="ignore", over="ignore"):
-        vector = _is_vector_rhs(a, b)
-        x = _solve_packed(xp, lu, pivots, b[..., None] if vector else b, lu_of_adjoint)
+    vector = _is_vector_rhs(a, b)
+    x = solve_through_lu(xp, _mh(xp, a) if lu_of_adjoint else a, b[..., None] if vector else b,
+                         adjoint=lu_of_adjoint)
     return x[..., 0] if vector else x
 
 

@@ -102,3 +102,14 @@ def _solve_packed(xp, lu_data, pivots, b, adjoint):
     rows = xp.take_along_axis(b, xp.broadcast_to(perm, b.shape), axis=-2)
     y = _substitute(xp, lu_data, rows, upper=False, unitriangular=True, trsm=False)
     return _substitute(xp, lu_data, y, upper=True, unitriangular=False, trsm=False)
+
+
+def solve_through_lu(xp, a, rhs, adjoint: bool = False, transposed: bool = False):
+    """A^{-1} rhs (``adjoint``: A^{-H} rhs) through getrf's LU of A, unchecked, as getrs: a
+    zero pivot gives inf and NaN. ``transposed``: ``a`` is A^T, factored as A (torch's X A = B),
+    the result conj(... conj(rhs))."""
+    with np.errstate(all="ignore"):
+        lu, pivots, _ = getrf(xp, xp.swapaxes(a, -1, -2) if transposed else a)
+        if transposed:
+            return xp.conj(_solve_packed(xp, lu, pivots, xp.conj(rhs), adjoint))
+        return _solve_packed(xp, lu, pivots, rhs, adjoint)

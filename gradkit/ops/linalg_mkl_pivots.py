@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradkit.ops.linalg_getrf import _solve_packed, getrf, host
+from gradkit.ops.linalg_getrf import getrf, host, solve_through_lu
 
 
 def first_singular(x) -> tuple[int, int | None]:
@@ -31,10 +31,7 @@ def with_mkls_pivots(xp, a, rhs, compute, refusal, non_finite, vector: bool = Fa
             raise refusal(factored) from None
         if not xp.isfinite(a).all():
             return non_finite()
-        with np.errstate(all="ignore"):
-            lu, pivots, _ = getrf(xp, factored)
-            out = xp.conj(_solve_packed(xp, lu, pivots, xp.conj(rhs), True)) if transposed \
-                else _solve_packed(xp, lu, pivots, rhs, False)
+        out = solve_through_lu(xp, a, rhs, adjoint=transposed, transposed=transposed)
         return out[..., 0] if vector else out
     if result.size and a.dtype.kind == "f" and near_singular(
             xp, a, result if computes_inverse or a.shape[-1] > ALWAYS_FACTORED else None) and \

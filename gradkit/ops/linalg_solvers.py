@@ -14,7 +14,7 @@ from gradkit.int_arguments import int_parameters
 from gradkit.ops._dispatch_general import _broadcast_message
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_getrf import _solve_packed, getrf, host
+from gradkit.ops.linalg_getrf import host, solve_through_lu
 from gradkit.ops.linalg_mkl_pivots import (ALWAYS_FACTORED, first_singular, near_singular,
                                            with_mkls_pivots)
 from gradkit.ops.linalg_triangular_solve import check_solvable, mH, solve_triangular
@@ -80,11 +80,8 @@ def _through_own_lu(a, g, transposed: bool):
     (A^T of [[1, 2, 3], [2, 4, 6], [1, 0, 1]]); a = A^T of X A = B (``transposed``) makes it
     conj(A^{-1} conj(g))."""
     vector = _is_vector_rhs(a, g)
-    columns = g[..., None] if vector else g
-    with np.errstate(all="ignore"):
-        lu, pivots, _ = getrf(np, np.swapaxes(a, -1, -2) if transposed else a)
-        out = np.conj(_solve_packed(np, lu, pivots, np.conj(columns), False)) if transposed \
-            else _solve_packed(np, lu, pivots, columns, True)
+    out = solve_through_lu(np, a, g[..., None] if vector else g, adjoint=not transposed,
+                           transposed=transposed)
     return out[..., 0] if vector else out
 
 

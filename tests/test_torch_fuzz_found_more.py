@@ -4551,3 +4551,22 @@ def test_fft_of_non_finite_values_read_by_a_later_mask_is_known():
     mine, theirs = run(program, gradkit), run(program, torch)
     finite = theirs._replace(values=[np.nan_to_num(v) for v in theirs.values])
     assert not _fft_at_non_finite(program, mine, finite) or not problems
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_div_with_a_rounding_mode_one_ulp_off_a_multiple_is_the_documented_rounding_step(mode):
+    """Documented (docs/numerics.md, "`div` with a `rounding_mode`"; breadth seeds 1747053 and
+    1747716): |Q| of a 1 x 1 complex QR is 1 + ulp in NumPy's OpenBLAS and 1 in torch's MKL,
+    and floor(q / -0.5) is -3 for the one and -2 for the other; torch's own div agrees with
+    gradkit's on the same inputs."""
+    def program(m):
+        one_up = m.tensor(np.nextafter(1.0, 2.0), dtype=m.float64)
+        exact = m.tensor(1.0, dtype=m.float64)
+        return m.div(one_up, -0.5, rounding_mode=mode), m.div(exact, -0.5, rounding_mode=mode)
+    assert_same_as_torch(program)
+    above, exact = program(gradkit)
+    assert exact.item() == -2 and above.item() == (-3 if mode == "floor" else -2)
+    for seed, klass in ((1747053, "breadth"), (1747716, "strided_breadth")):
+        problems, known = diff_program(generate(RandomDrawer(seed), klass))
+        assert known == "a step that turns a rounding difference of its input into another " \
+            "number" or not problems

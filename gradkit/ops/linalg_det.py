@@ -17,7 +17,7 @@ from gradkit.ops.linalg_lu import lu_factor_ex, lu_solve
 from gradkit.ops.linalg_mkl_pivots import near_singular_each
 from gradkit.ops.linalg_solvers import (LinAlgError, _batch_prefix, _trace, _unsqueeze2,
                                          check_matrices, inv, mH, nan_of, solve)
-from gradkit.ops.piecewise import where
+from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.scans import prod
 from gradkit.ops.shape import expand, transpose, unsqueeze
 from gradkit.ops.triangular import diag_embed
@@ -139,6 +139,8 @@ def solve_by_lu(x, b, adjoint: bool, recorded: bool = False):
 
 
 def _det_vjp(g, x, out):
+    if x.shape[-1] == 0:  # torch's gradient of empty matrices has no graph to g (strided_breadth
+        return zeros_like(x)  # seed 1758105: a second derivative through it is 0, not inf * 0)
     if x.shape[-1] == 1:  # its derivative is 1, also where the entry is inf/NaN
         return _unsqueeze2(g)
     values = out._data if isinstance(out, Tensor) else None

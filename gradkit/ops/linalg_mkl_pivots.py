@@ -58,6 +58,8 @@ def near_singular(xp, a, large=None) -> bool:
 
 def near_singular_each(xp, a):
     """``near_singular`` for each matrix of a batch (all of it where NumPy cannot invert one)."""
+    if a.size == 0:
+        return xp.zeros(a.shape[:-2], bool)
     with np.errstate(all="ignore"):
         try:
             inverse = xp.linalg.inv(a)

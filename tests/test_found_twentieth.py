@@ -86,3 +86,21 @@ def test_gradient_of_the_det_of_an_empty_matrix_has_no_graph_as_torch(dtype, cre
         assert not empty.requires_grad
         return m.autograd.grad((g * 0.6).sum().real, x)[0] if create_graph else g
     assert _outcome(lambda: second(gradkit)) == _outcome(lambda: second(torch))
+
+
+def test_second_derivative_of_an_empty_convolution_is_zeros_where_torch_refuses():
+    """Documented (docs/numerics.md, "convolution whose output is empty"; strided_breadth
+    seed 1761222): a grouped, strided conv_transpose1d of width 0 differentiates twice to
+    zeros here; torch's double backward convolves the empty gradient and raises."""
+    def second(m):
+        x = m.tensor([[0.18372906744480133, -0.13058847188949585]], requires_grad=True)
+        y = m.nn.functional.conv_transpose1d(x.reshape(1, 2, 1), x.reshape(2, 1, 1), stride=2,
+                                             padding=1, dilation=2, groups=2, output_padding=1)
+        assert y.shape == (1, 2, 0)
+        g, = m.autograd.grad(x.sum() + y.sum(), x, create_graph=True)
+        return m.autograd.grad(g.sum(), x, allow_unused=True, materialize_grads=True)[0]
+    assert _outcome(lambda: second(gradkit))[0] == "ok"
+    assert not second(gradkit).any()
+    assert "Only zero batch or zero channel inputs" in _outcome(lambda: second(torch))[1]
+    problems, known = diff_program(generate(RandomDrawer(1761222), "strided_breadth"))
+    assert not problems or known.startswith("a convolution's second derivative where its")

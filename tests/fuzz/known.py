@@ -1935,6 +1935,23 @@ def _cdist_double_backward(program, mine: Result, theirs: Result) -> bool:
             and _first_order_agrees(program, mine, theirs))
 
 
+_CONVOLUTIONS = frozenset({"n_conv", "fb_convolution"})
+
+
+def _empty_convolution_double_backward(program, mine: Result, theirs: Result) -> bool:
+    """torch's double backward of a convolution whose output is empty (but not its batch or
+    channels) runs a convolution of that empty gradient and refuses it ("Only zero batch or
+    zero channel inputs are supported"); gradkit's second derivative is the zeros it is
+    (strided_breadth seed 1761222: a grouped, strided conv_transpose1d of width 0)."""
+    return (mine.error is None and theirs.error is not None
+            and theirs.error[0] == "double backward"
+            and "Only zero batch or zero channel inputs are supported" in theirs.message
+            and any(step.op in _CONVOLUTIONS and mine.values[len(program.leaves) + k].size == 0
+                    for k, step in enumerate(program.steps) if len(program.leaves) + k <
+                    len(mine.values))
+            and _first_order_agrees(program, mine, theirs))
+
+
 def _first_order_agrees(program, mine: Result, theirs: Result) -> bool:
     """Everything before torch's double backward agrees but for signed zeros (another
     difference) or as another Known explains: integer tensors torch marks as requiring grad
@@ -2597,6 +2614,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("cdist's and pdist's second derivative exists (torch's backwards have none)",
           "docs/numerics.md", "'_cdist_backward' is not implemented",
           _cdist_double_backward),
+    Known("a convolution's second derivative where its output is empty: torch's refuses",
+          "docs/numerics.md", "convolution whose output is empty",
+          _empty_convolution_double_backward),
     Known("dist(p=0) passes no gradient (torch's backward for `other` raises)",
           "docs/numerics.md", "negating that missing gradient", _dist_p0_backward),
     Known("cdist's matmul form at a zero distance: the gradient is rounding noise in both",

@@ -1,5 +1,7 @@
 """Differences the fuzzer found in the twentieth session, each program run in gradkit and in
 torch 2.13 (skipped without torch)."""
+import warnings
+
 import numpy as np
 import pytest
 from cpu_kernels import torch_runs_avx512_kernels
@@ -104,3 +106,32 @@ def test_second_derivative_of_an_empty_convolution_is_zeros_where_torch_refuses(
     assert "Only zero batch or zero channel inputs" in _outcome(lambda: second(torch))[1]
     problems, known = diff_program(generate(RandomDrawer(1761222), "strided_breadth"))
     assert not problems or known.startswith("a convolution's second derivative where its")
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (3,)), ((3,), (2, 3)), ((1, 3), (1,)),
+                                    ((2, 1), (1, 3))])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_second_derivative_with_a_broadcast_target_as_torch(shapes, reduction):
+    """mse_loss's double backward divides a mean by the broadcast count (torch's functional
+    expands input and target first); gradkit divided the target's part by the target's own
+    count (breadth seed 1761764: a second derivative 12 % off, silently)."""
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal(shape) for shape in shapes]
+
+    def second(m):
+        x, y = (m.tensor(v, requires_grad=True) for v in values)
+        loss = m.nn.functional.mse_loss(x, y, reduction=reduction)
+        weights = m.linspace(0.3, 1.1, loss.numel(), dtype=m.float64).reshape(loss.shape)
+        gx, gy = m.autograd.grad((loss * weights).sum(), (x, y), create_graph=True)
+        probe = (gx * m.linspace(-1, 1, gx.numel(), dtype=m.float64).reshape(gx.shape)).sum() \
+            + (gy * m.linspace(0.5, -0.2, gy.numel(), dtype=m.float64).reshape(gy.shape)).sum()
+        return m.cat([g.reshape(-1) for g in m.autograd.grad(probe, (x, y))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a broadcast target's warning)
+        ours, theirs = (second(m).numpy() for m in (gradkit, torch))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+    inputs = tuple(gradkit.tensor(v, requires_grad=True) for v in values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert gradkit.autograd.gradgradcheck(
+            lambda x, y: gradkit.nn.functional.mse_loss(x, y, reduction=reduction), inputs)

@@ -927,3 +927,39 @@ def test_vmap_of_a_scalar_sample_promotes_as_a_known_difference():
         return str(out.dtype).split(".")[-1]
     assert (program(gradkit, True), program(torch, True)) == ("float32", "float64")
     assert program(gradkit, False) == program(torch, False) == "float32"
+
+
+def _remainder_of_a_number(m):
+    x = m.tensor([0.7, -2.0], dtype=m.float64, requires_grad=True)
+    v = x * 1
+    y = -1.5 % v
+    v.sigmoid_()
+    y.sum().backward()
+
+
+def _hardsigmoid_double_backward(m):
+    x = m.tensor([0.7, 0.2], dtype=m.float64, requires_grad=True)
+    v = x * 1
+    g, = m.autograd.grad(m.nn.functional.hardsigmoid(v).sum(), v, create_graph=True)
+    v.mul_(2)
+    g.sum().backward()
+
+
+def _zeta_of_a_written_q(m):
+    x = m.tensor([2.5, 3.0], dtype=m.float64, requires_grad=True)
+    q = m.tensor([1.5, 2.0], dtype=m.float64)
+    y = m.special.zeta(x, q)
+    q.mul_(2)
+    y.sum().backward()
+
+
+@pytest.mark.parametrize("program", [_remainder_of_a_number, _hardsigmoid_double_backward,
+                                     _zeta_of_a_written_q])
+def test_a_node_without_derivative_saves_no_tensor_as_torchs(program):
+    """torch's NotImplemented node (``-1.5 % x``, a backward without derivative) saves nothing,
+    nor does a node for a formula that only refuses (zeta's self): an in-place write into the
+    operand afterwards gives torch's "not implemented" error, not a version error (fwd seed
+    445254: now the reverse-mode jvp Known)."""
+    assert_same_as_torch(program)
+    problems, known = diff_program(generate(RandomDrawer(445254), "fwd"))
+    assert not problems or known.startswith("jvp/jacfwd/hessian are reverse mode")

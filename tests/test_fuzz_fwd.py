@@ -861,6 +861,30 @@ def test_torch_vmap_refuses_an_index_put_its_one_sample_run_does():
         "(.item(), detach_())"
 
 
+def _write_between_split_keys(m, mapped: bool):
+    def f(x):
+        x = x.clone()
+        x[m.tensor([True]), None, m.tensor([0])] = x.sum()
+        return x
+    x = m.tensor([[[1.0]], [[2.0]], [[3.0]]], dtype=m.float64)
+    return m.vmap(f)(x) if mapped else m.stack([f(sample) for sample in x])
+
+
+def test_torch_vmap_refuses_a_write_through_advanced_indices_split_by_none():
+    """Known difference (docs/func.md, "advanced indices split by `None`"; fwd seed 456030):
+    torch's batched index_put_ of a key whose advanced indices a None splits (the indexed
+    dims go first) puts the batch behind them and refuses the value ("cannot be broadcast to
+    indexing result of shape [1, 3, 1]"); one sample at a time (torch's too) writes it. The
+    one-sample reference of the Known runs leaves that require no grad, as the transform's
+    (a leaf requiring grad refused the write itself)."""
+    assert _known_as(456030) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+    with pytest.raises(RuntimeError, match="cannot be broadcast to indexing result"):
+        _write_between_split_keys(torch, True)
+    np.testing.assert_array_equal(_write_between_split_keys(gradkit, True).numpy(),
+                                  _write_between_split_keys(torch, False).numpy())
+
+
 def test_reverse_mode_jacfwd_meets_a_captured_write_torchs_reverse_mode_refuses_first():
     """Known difference (docs/func.md, "where torch's reverse mode raises too"; fwd seed
     376272): torch's jacfwd refuses floor_divide's missing forward formula; gradkit's (reverse

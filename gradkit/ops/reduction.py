@@ -246,7 +246,7 @@ def _sum_along(g, out, dim):
     return sum(g, batch_dim(dim), True) if out.ndim else g
 
 
-softmax.defvjp(lambda g, out, dim, dtype: out * (g - _sum_along(g * out, out, dim)))
+# (its vjp rule: ops/softmax_backward.py, torch's _softmax_backward_data)
 softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 softmax.no_complex_grad = "_softmax"
 

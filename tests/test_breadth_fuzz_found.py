@@ -3075,3 +3075,27 @@ def test_svd_product_then_complex_inf_renorm_is_the_nan_renorm_known():
         program(torch, torch.complex64)
     np.testing.assert_allclose(program(gradkit, gradkit.complex64).numpy(),
                                program(torch, torch.complex128).numpy(), rtol=1e-5)
+
+
+def test_log_of_a_self_cosine_loss_after_a_complex_qr_an_ulp_apart_is_rounding_amplified():
+    """Known difference (docs/numerics.md, "from gradkit's value of that step"; breadth seed
+    1681399): Q of a 1 x 1 complex QR is an ulp from torch's (MKL's Householder scalar
+    multiplies by 1 / beta, OpenBLAS's divides), so Q R is too; the log of the
+    cosine_embedding_loss of that vector with itself (3e-13 of noise) has a gradient of two
+    terms of 0.5 that cancel, which the ulp moves by 5e-4. From the same value both
+    libraries' gradients are equal, so torch's chain from gradkit's value is gradkit's."""
+    def product(m):
+        q, r = m.linalg.qr(m.tensor([[1.8763520477833389 + 0.13900980482912195j]],
+                                    dtype=m.complex128))
+        return (q @ r).real.item()
+    assert product(gradkit) == 1.8763520477833389 != product(torch)
+
+    def gradient(m, value):
+        a = m.tensor([[value]], dtype=m.float64, requires_grad=True)
+        loss = m.cosine_embedding_loss(a, a, m.tensor([1.0], dtype=m.float64), 0.1, 2)
+        return m.autograd.grad(loss.log(), a)[0].item()
+    for value in (product(gradkit), product(torch)):
+        assert gradient(gradkit, value) == gradient(torch, value)
+    assert gradient(torch, product(gradkit)) != gradient(torch, product(torch))
+    problems, known = diff_program(generate(RandomDrawer(1681399), "breadth"))
+    assert not problems or known.startswith("a step's own rounding a few ulps from torch's")

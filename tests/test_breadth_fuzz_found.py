@@ -16,7 +16,7 @@ from fuzz.programs import Leaf, Program, RandomDrawer, Step, generate
 from fuzz.runner import run
 
 import gradkit
-from gradkit.ops.softmax_backward import softmax_backward_data
+from gradkit.ops.softmax_backward import log_softmax_backward_data, softmax_backward_data
 
 torch = pytest.importorskip("torch")
 
@@ -3099,3 +3099,30 @@ def test_log_of_a_self_cosine_loss_after_a_complex_qr_an_ulp_apart_is_rounding_a
     assert gradient(torch, product(gradkit)) != gradient(torch, product(torch))
     problems, known = diff_program(generate(RandomDrawer(1681399), "breadth"))
     assert not problems or known.startswith("a step's own rounding a few ulps from torch's")
+
+
+def test_log_softmax_double_backward_is_torchs_formula():
+    """log_softmax's backward is torch's _log_softmax_backward_data, an op whose derivatives
+    are torch's ``gg - sum(gg * exp(out))`` and ``-sum(g) * exp(out) * gg`` (node
+    LogSoftmaxBackwardDataBackward0); the composite's ``-(gg * sum(g)) * exp(out)`` rounded
+    otherwise (float64 rows of 2 to 4 entries: 0 to 7 of 200 bitwise torch's, all now; in
+    float32 exp's own rounding differs)."""
+    rng = np.random.default_rng(3)
+    cases = []
+    for n in (2, 3, 4):
+        for _ in range(10):
+            x = rng.standard_normal((4, n))
+            cases.append([x - np.log(np.exp(x).sum(1, keepdims=True))] +
+                         [rng.standard_normal((4, n)) for _ in range(2)])
+
+    def program(m):
+        results = []
+        for out, g, w in cases:
+            out, g = m.tensor(out, requires_grad=True), m.tensor(g, requires_grad=True)
+            g_input = torch._log_softmax_backward_data(g, out, -1, torch.float64) \
+                if m is torch else log_softmax_backward_data(g, out, dim=-1)
+            node = type(g_input.grad_fn).__name__
+            results += m.autograd.grad(g_input, (g, out), m.tensor(w))
+        return m.cat([r.reshape(-1) for r in results]), node
+    (ours, ours_node), (theirs, theirs_node) = program(gradkit), program(torch)
+    assert np.array_equal(ours.numpy(), theirs.numpy()) and ours_node == theirs_node

@@ -861,6 +861,30 @@ def test_torch_vmap_refuses_an_index_put_its_one_sample_run_does():
         "(.item(), detach_())"
 
 
+def _write_between_split_keys(m, mapped: bool):
+    def f(x):
+        x = x.clone()
+        x[m.tensor([True]), None, m.tensor([0])] = x.sum()
+        return x
+    x = m.tensor([[[1.0]], [[2.0]], [[3.0]]], dtype=m.float64)
+    return m.vmap(f)(x) if mapped else m.stack([f(sample) for sample in x])
+
+
+def test_torch_vmap_refuses_a_write_through_advanced_indices_split_by_none():
+    """Known difference (docs/func.md, "advanced indices split by `None`"; fwd seed 456030):
+    torch's batched index_put_ of a key whose advanced indices a None splits (the indexed
+    dims go first) puts the batch behind them and refuses the value ("cannot be broadcast to
+    indexing result of shape [1, 3, 1]"); one sample at a time (torch's too) writes it. The
+    one-sample reference of the Known runs leaves that require no grad, as the transform's
+    (a leaf requiring grad refused the write itself)."""
+    assert _known_as(456030) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+    with pytest.raises(RuntimeError, match="cannot be broadcast to indexing result"):
+        _write_between_split_keys(torch, True)
+    np.testing.assert_array_equal(_write_between_split_keys(gradkit, True).numpy(),
+                                  _write_between_split_keys(torch, False).numpy())
+
+
 def test_reverse_mode_jacfwd_meets_a_captured_write_torchs_reverse_mode_refuses_first():
     """Known difference (docs/func.md, "where torch's reverse mode raises too"; fwd seed
     376272): torch's jacfwd refuses floor_divide's missing forward formula; gradkit's (reverse
@@ -927,3 +951,39 @@ def test_vmap_of_a_scalar_sample_promotes_as_a_known_difference():
         return str(out.dtype).split(".")[-1]
     assert (program(gradkit, True), program(torch, True)) == ("float32", "float64")
     assert program(gradkit, False) == program(torch, False) == "float32"
+
+
+def _remainder_of_a_number(m):
+    x = m.tensor([0.7, -2.0], dtype=m.float64, requires_grad=True)
+    v = x * 1
+    y = -1.5 % v
+    v.sigmoid_()
+    y.sum().backward()
+
+
+def _hardsigmoid_double_backward(m):
+    x = m.tensor([0.7, 0.2], dtype=m.float64, requires_grad=True)
+    v = x * 1
+    g, = m.autograd.grad(m.nn.functional.hardsigmoid(v).sum(), v, create_graph=True)
+    v.mul_(2)
+    g.sum().backward()
+
+
+def _zeta_of_a_written_q(m):
+    x = m.tensor([2.5, 3.0], dtype=m.float64, requires_grad=True)
+    q = m.tensor([1.5, 2.0], dtype=m.float64)
+    y = m.special.zeta(x, q)
+    q.mul_(2)
+    y.sum().backward()
+
+
+@pytest.mark.parametrize("program", [_remainder_of_a_number, _hardsigmoid_double_backward,
+                                     _zeta_of_a_written_q])
+def test_a_node_without_derivative_saves_no_tensor_as_torchs(program):
+    """torch's NotImplemented node (``-1.5 % x``, a backward without derivative) saves nothing,
+    nor does a node for a formula that only refuses (zeta's self): an in-place write into the
+    operand afterwards gives torch's "not implemented" error, not a version error (fwd seed
+    445254: now the reverse-mode jvp Known)."""
+    assert_same_as_torch(program)
+    problems, known = diff_program(generate(RandomDrawer(445254), "fwd"))
+    assert not problems or known.startswith("jvp/jacfwd/hessian are reverse mode")

@@ -58,11 +58,23 @@ def matmul(xp, x, y):
             x = complex_products.times_one(xp, x)
         with np.errstate(invalid="ignore", over="ignore"):  # silent, as matmul is
             return x * y
+    if x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.ndim >= 2 and y.ndim >= 2 and \
+            k_x and complex_products.small_bmm(x, y) and _matmul_path(x, y) == "bmm":
+        return _small_bmm(xp, x, y)
     if x.dtype.kind == "c" and x.ndim >= 2 and y.ndim >= 2 and k_x > 1:
         # torch's gemm sums into +0.0, so an exact zero part is +0.0; NumPy's small complex
         # products leave -0.0 where every term is -0.0 (adding 0 changes nothing else)
         return xp.matmul(x, y) + 0
     return xp.matmul(x, y)
+
+
+def _small_bmm(xp, x, y):
+    """torch's own bmm loop (under 400 multiply-adds a matrix): each entry adds its products
+    in order to 0, each rounded (NumPy's BLAS fuses them: products of equal rows that cancel
+    in torch leave their rounding error here, nn_new seed 334183)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # silent, as matmul is
+        products = x[..., :, :, None] * y[..., None, :, :]
+        return xp.cumsum(products, axis=-2)[..., -1, :] + 0  # (from +0.0, as torch's sum)
 
 
 def _check_batched(x, y, k_x: int, k_y: int) -> None:
@@ -130,7 +142,7 @@ def _matmul_path(x, y) -> str:
     folded into one matrix when its leading dims are laid out contiguously (a view otherwise)."""
     if x.ndim <= 2 and y.ndim <= 2:
         return "mv" if y.ndim == 1 else "mm"
-    larger = x if x.ndim >= y.ndim else np.swapaxes(y, -1, -2)
+    larger = x if x.ndim >= y.ndim else y.swapaxes(-1, -2)  # (a device array too)
     other = y.ndim if x.ndim >= y.ndim else x.ndim
     folds = other <= 2 and x.ndim != 2 and (larger.size == 0 or all(
         larger.strides[i] == larger.strides[i + 1] * larger.shape[i + 1]

@@ -14,10 +14,11 @@ import functools
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
+from gradkit.autograd import forward_ad
 from gradkit.creation import zeros_like
 from gradkit.func._levels import (
     Stripper, checked_argnums, differentiating, fresh_tree, fresh_writable_tree, guarded_call,
-    or_zeros, ordinary, split_aux, tensor_leaves, vjps)
+    or_zeros, ordinary, split_aux, tensor_leaves, vjps, writing_back)
 from gradkit.func.pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 
@@ -129,13 +130,45 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
                                    f"{type(leaf)}")
     for p, t in zip(primal_leaves, tangent_leaves, strict=True):
         _check_tangent(p, t)
+    if forward_ad.level_open():  # inside a dual level (jvp of jvp): one level at a time
+        return _jvp_by_double_vjp(func, primals, tangent_leaves, strict, has_aux, where)
+    with differentiating(), forward_ad.dual_level():
+        copies = [ordinary(p).clone() for p in primal_leaves]  # func may write into them
+        write_back = writing_back(list(zip(primal_leaves, copies, strict=True)))
+        duals = [forward_ad.make_dual(c, ordinary(t))
+                 for c, t in zip(copies, tangent_leaves, strict=True)]
+        output = guarded_call(func, tree_unflatten(duals, primal_spec), reverse=False)
+        output, aux = split_aux(output, has_aux, where)
+        out_leaves, out_spec = tensor_leaves(output, where)
+        forward = [forward_ad.unpack_dual(o).tangent for o in out_leaves]
+        if strict and None in forward:
+            raise RuntimeError(_INDEPENDENT)
+    write_back()
+    forward = or_zeros(forward, out_leaves)
+    strip = Stripper([])
+    output, aux = _untangled(strip.tree(output)), _untangled(strip.tree(aux))
+    result = (output, tree_unflatten([strip(f) for f in forward], out_spec))
+    return result + (aux,) if has_aux else result
+
+
+def _untangled(tree):
+    """``tree`` with its tensors' tangents of jvp's exited level dropped (as torch's unwrapped
+    results, they are plain tensors to a later dual level)."""
+    for leaf in tree_flatten(tree)[0]:
+        if isinstance(leaf, Tensor):
+            leaf._fw = None
+    return tree
+
+
+def _jvp_by_double_vjp(func, primals, tangent_leaves, strict, has_aux, where) -> tuple:
+    """jvp where a dual level is open: u -> J^T u is linear in u, its vjp with the tangents
+    is J tangents (reverse mode twice, so it nests under the open level's tangents)."""
     with differentiating():
         fresh_primals, leaves, write_back = fresh_writable_tree(primals)
         output, aux = split_aux(guarded_call(func, fresh_primals, reverse=False), has_aux, where)
         out_leaves, out_spec = tensor_leaves(output, where)
         if strict:
             _check_dependent(out_leaves, leaves)
-        # u -> J^T u is linear in u; its vjp with the tangents is J tangents
         probes = [zeros_like(o.detach(), requires_grad=True) for o in out_leaves]
         back = vjps(out_leaves, leaves, probes)
         pairs = [(b, ordinary(t)) for b, t in zip(back, tangent_leaves, strict=True)
@@ -148,13 +181,16 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     return result + (strip.tree(aux),) if has_aux else result
 
 
+_INDEPENDENT = ("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                "inputs. This is not allowed with strict=True.")
+
+
 def _check_dependent(outputs: list, inputs: list) -> None:
     """jvp's ``strict=True``: every output must be reached from the inputs."""
     for out in outputs:
         if not out.requires_grad or all(g is None for g in vjps(
                 [out], inputs, [zeros_like(out.detach())], create_graph=False)):
-            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
-                               "independent of the inputs. This is not allowed with strict=True.")
+            raise RuntimeError(_INDEPENDENT)
 
 
 def _check_tangent(primal, tangent) -> None:

@@ -113,28 +113,23 @@ def test_vmap_refuses_a_write_into_an_unmapped_tensor_torch_allows():
         program(gradkit)
 
 
-_AS_REVERSE_MODE = "jvp/jacfwd/hessian are reverse mode: torch's reverse mode raises (gives) " \
-    "the same"
+_AS_REVERSE_MODE = "jacfwd/hessian are reverse mode: torch's reverse mode raises (gives) the " \
+    "same"
 
 
-def test_reverse_mode_jvp_refuses_a_saved_value_written_in_place():
-    """Known difference (docs/func.md, "where torch's reverse mode raises too"; seed 106):
-    gradkit's jvp is a double backward pass, so exp's saved output written in place is
-    refused, as torch's vjp refuses it, where torch's forward mode computes."""
-    assert _known_as(106) == _AS_REVERSE_MODE
-
-    def f(x):
-        y = x.exp()
-        y.mul_(2)
-        return y
-    args = (torch.tensor([0.5], dtype=torch.float64),), (torch.ones(1, dtype=torch.float64),)
-    _, tangent = torch.func.jvp(f, *args)
-    assert tangent.tolist() == [2 * torch.exp(torch.tensor(0.5, dtype=torch.float64)).item()]
-    ours = [tuple(gradkit.tensor(t.numpy()) for t in a) for a in args]
-    for call in (lambda: torch.func.vjp(f, *args[0])[1](*args[1]),
-                 lambda: gradkit.func.jvp(f, *ours)):
-        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-            call()
+def test_jvp_of_a_saved_value_written_in_place_is_forward_mode():
+    """gradkit's jvp runs forward mode, as torch's (seed 106 was the Known "jvp ... reverse
+    mode" while it was a double backward pass): exp's output written in place has its tangent
+    where a backward pass refuses the saved value written in place."""
+    def program(m):
+        def f(x):
+            y = x.exp()
+            y.mul_(2)
+            return y
+        return m.func.jvp(f, (m.tensor([0.5], dtype=m.float64),),
+                          (m.ones(1, dtype=m.float64),))
+    assert_same_as_torch(program)
+    assert program(gradkit)[1].tolist() == [2 * math.exp(0.5)]
 
 
 def _no_grad_square(m):
@@ -353,7 +348,7 @@ def test_jacrev_of_several_outputs_is_one_backward_pass_as_torch():
             return x, exp, x // x
         return m.func.jacrev(f)(m.tensor(2.5, dtype=m.float64))
     assert_same_as_torch(program)
-    assert _known_as(8625) == "jvp/jacfwd/hessian are reverse mode: torch's reverse mode " \
+    assert _known_as(8625) == "jacfwd/hessian are reverse mode: torch's reverse mode " \
         "raises (gives) the same"
 
 
@@ -374,34 +369,33 @@ def test_tangent_of_an_empty_mean_is_zero():
             np.isnan([tangent, jacobian.item()]).all()
 
 
-def test_no_grad_inside_stops_gradkits_jvp():
-    """Known difference (docs/func.md, "stops their derivatives, which torch's"; seed 2759):
-    torch's forward mode pushes tangents through no_grad()."""
-    assert _known_as(2759) == "no_grad() inside stops gradkit's jvp (a backward pass), not " \
-        "torch's forward mode"
-    for m, expected in ((torch, 3.0), (gradkit, 0.0)):
-        def f(x, m=m):
+def test_no_grad_inside_jvp_does_not_stop_the_tangent():
+    """Forward mode ignores grad mode: torch's jvp, and gradkit's since it runs on dual
+    tensors, push the tangent through no_grad() (fwd seed 2759, a Known while gradkit's jvp
+    was a backward pass)."""
+    def program(m):
+        def f(x):
             with m.no_grad():
                 return x * 3.0
-        assert m.func.jvp(f, (m.tensor(1.0),), (m.tensor(1.0),))[1].item() == expected
+        return m.func.jvp(f, (m.tensor([1.0]),), (m.tensor([1.0]),))
+    assert_same_as_torch(program)
+    assert program(gradkit)[1].tolist() == [3.0]
+    assert check(generate(RandomDrawer(2759), "fwd")) == []
 
 
-def test_no_grad_inside_jvp_spares_gradkit_torchs_forward_ad_refusal_after_it():
-    """The same Known (fwd seed 309610): torch's tangent goes through no_grad() and on into
-    floor_divide, which has no forward derivative; gradkit's jvp stops at no_grad()."""
-    assert _known_as(309610) == "no_grad() inside stops gradkit's jvp (a backward pass), " \
-        "not torch's forward mode"
-
+def test_no_grad_inside_jvp_then_an_op_without_forward_formula_raises():
+    """The tangent goes through no_grad() on into floor_divide, which has no forward formula:
+    torch's NotImplementedError, in gradkit too (fwd seed 309610)."""
     def f(m):
         def inner(x):
             with m.no_grad():
                 y = x * 3.0
             return 0.5 // y
         return inner
-    with pytest.raises(NotImplementedError, match="Trying to use forward AD with"):
-        torch.func.jvp(f(torch), (torch.tensor(1.0),), (torch.tensor(1.0),))
-    assert gradkit.func.jvp(f(gradkit), (gradkit.tensor(1.0),),
-                            (gradkit.tensor(1.0),))[1].item() == 0.0
+    for m in (torch, gradkit):
+        with pytest.raises(NotImplementedError, match="Trying to use forward AD with"):
+            m.func.jvp(f(m), (m.tensor(1.0),), (m.tensor(1.0),))
+    assert check(generate(RandomDrawer(309610), "fwd")) == []
 
 
 def _detach_captured(m, transform):
@@ -477,8 +471,9 @@ def test_a_nan_derivative_lands_in_rows_or_columns_by_mode():
     """Known difference (docs/func.md, "in its columns under reverse mode"; seeds 4680, 1854):
     the Jacobian of x ** 2 at a NaN."""
     placement = "a NaN derivative lands in a Jacobian's rows (forward mode) or columns " \
-        "(reverse) (or a masked infinite one is NaN in gradkit's jvp)"
-    assert _known_as(1854) == placement and _known_as(4680) in (placement, _AS_REVERSE_MODE)
+        "(reverse)"
+    assert _known_as(4680) in (placement, _AS_REVERSE_MODE)
+    assert check(generate(RandomDrawer(1854), "fwd")) == []  # a jvp: forward mode, as torch's
     x = [0.5, float("nan")]
     forward = torch.func.jacfwd(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
     reverse = torch.func.jacrev(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
@@ -683,7 +678,8 @@ def test_tangent_of_a_real_result_of_a_complex_dual_is_laid_out_as_its_primal():
 def test_saved_tensor_detached_in_place_then_written_reports_the_detach_first():
     """A saved tensor detached in place (``detach_``) and then written in place: torch's
     SavedVariable refuses the detach before it compares versions; gradkit's reverse mode (so
-    its jvp) said the version first (fwd seed 13148: jvp of clone, mul, detach_, copy_)."""
+    its jvp then) said the version first (fwd seed 13148: jvp of clone, mul, detach_, copy_,
+    which gradkit's forward-mode jvp now computes as torch's)."""
     def program(m):
         x = m.tensor(1.5 + 0.5j, dtype=m.complex64, requires_grad=True)
         clone = x.clone()
@@ -692,8 +688,7 @@ def test_saved_tensor_detached_in_place_then_written_reports_the_detach_first():
         clone.copy_(clone)
         product.abs().backward()
     assert_same_as_torch(program)
-    assert _known_as(13148) == "jvp/jacfwd/hessian are reverse mode: torch's reverse mode " \
-        "raises (gives) the same"
+    assert check(generate(RandomDrawer(13148), "fwd")) == []
 
 
 def test_known_checks_of_in_place_writes_skip_a_transform_run():
@@ -893,23 +888,19 @@ def test_vmap_of_an_empty_sample_amax_raises_torchs_per_sample_error():
 
 
 @pytest.mark.parametrize("seed", [442473, 450274, 458793])
-def test_jvp_of_maximum_at_a_tie_or_nan_is_a_known_difference(seed):
-    """Known (docs/func.md, "the transpose of its backward formula"): gradkit's jvp is
-    the double-vjp trick, torch's forward mode its own formula, which at a tie or a NaN is not
-    the backward's transpose; forward_ad's duals, which run gradkit's forward formulas, give
-    torch's tangents there."""
-    problems, known = diff_program(generate(RandomDrawer(seed), "fwd"))
-    assert not problems or known.startswith("jvp of maximum/minimum at a tie or NaN")
+def test_jvp_of_maximum_at_a_tie_or_nan_is_torchs_forward_formula(seed):
+    """gradkit's jvp runs the ops' forward formulas, as torch's: maximum/minimum at a tie or a
+    NaN give torch's tangent (``other_t + where(x == y, 1/2, x > y) (x_t - y_t)``), not the
+    backward's transpose (these seeds were a Known while jvp was the double-vjp trick)."""
+    assert check(generate(RandomDrawer(seed), "fwd")) == []
 
-    def dual(m, name):
-        fw = m.autograd.forward_ad
+    def program(m, name):
         x = m.tensor([math.nan, 1.0, 2.0])
-        with fw.dual_level():
-            d = fw.make_dual(x, m.tensor([0.7, 0.3, 0.2]))
-            return [fw.unpack_dual(getattr(m, name)(d, d)).tangent.tolist(),
-                    fw.unpack_dual(getattr(m, name)(d, m.ones(3))).tangent.tolist()]
+        t = m.tensor([0.7, 0.3, 0.2])
+        return (m.func.jvp(lambda d: getattr(m, name)(d, d), (x,), (t,))[1],
+                m.func.jvp(lambda d: getattr(m, name)(d, m.ones(3)), (x,), (t,))[1])
     for name in ("maximum", "minimum"):
-        assert dual(gradkit, name) == dual(torch, name)
+        assert_same_as_torch(lambda m, name=name: program(m, name))
 
 
 def test_vmap_of_a_scalar_sample_promotes_as_a_known_difference():

@@ -45,10 +45,9 @@ def vmap_refuses_every_captured_write(program, mine: Result, theirs: Result) -> 
             "doesn't match the broadcast shape" in theirs.message)  # a batched value
 
 
-# gradkit's forward transforms run reverse mode (docs/func.md): torch's reverse-mode twin
+# gradkit's jacfwd and hessian run reverse mode (docs/func.md): torch's reverse-mode twin
 # (at copies of the inputs, which forward mode lets the chain write into)
-_REVERSE_TWIN = {"jvp": "vjp_of_copies", "jacfwd": "jacrev_of_copies", "hessian": "grad",
-                 "jvp_of_grad": "grad"}
+_REVERSE_TWIN = {"jacfwd": "jacrev_of_copies", "hessian": "grad"}
 
 
 def _text(message: str) -> str:
@@ -58,7 +57,7 @@ def _text(message: str) -> str:
 
 
 def as_torchs_reverse_mode(program, mine: Result, theirs: Result) -> bool:
-    """gradkit's jvp / jacfwd / hessian are backward passes: they raise what torch's reverse
+    """gradkit's jacfwd / hessian are backward passes: they raise what torch's reverse
     mode raises on the same chain (a saved value written in place, a stale split view, a
     backward torch lacks), jacfwd's blocks are torch's jacrev's (no_grad() inside) and the
     Hessian is torch's jacrev of jacrev (NaNs spread as reverse mode spreads them)."""
@@ -306,50 +305,14 @@ def torch_tangent_of_an_empty_mean(program, mine: Result, theirs: Result) -> boo
         np.isnan(b).all() and (a == 0).all() for a, b in pairs)
 
 
-def no_grad_stops_gradkits_jvp(program, mine: Result, theirs: Result) -> bool:
-    """no_grad() inside the function: torch's forward mode pushes tangents through it,
-    gradkit's jvp (a backward pass) does not; so torch's refusal of an op without a forward
-    derivative after it (floor_divide) is none in gradkit (fwd seed 309610)."""
-    if program.transform not in _FORWARD[1:] or not any(
-            step.op == "no_grad_mul" for step in program.steps):
-        return False
-    if mine.error is None and theirs.error is not None and theirs.error[2] == \
-            "NotImplementedError" and "Trying to use forward AD with" in theirs.message:
-        return True
-    return _differing(mine, theirs) is not None
-
-
 def nan_placement_in_jacobians(program, mine: Result, theirs: Result) -> bool:
     """A derivative that is NaN (or NaN through 0 * inf) lands in the Jacobian's rows under
-    forward mode and in its columns under reverse mode, and gradkit's double-vjp jvp turns an
-    infinite one behind a mask into NaN: the results differ only where one side is NaN."""
-    pairs = _differing(mine, theirs) if program.transform in ("jacfwd", "hessian", "jacrev",
-                                                              "jvp", "jvp_of_grad") else None
+    forward mode and in its columns under reverse mode (gradkit's jacfwd and hessian): the
+    results differ only where one side is NaN."""
+    pairs = _differing(mine, theirs) if program.transform in ("jacfwd", "hessian",
+                                                              "jacrev") else None
     return bool(pairs) and any(a.size for a, _ in pairs) and all(
         (np.isnan(a) | np.isnan(b)).all() for a, b in pairs)
-
-
-_TIE_OPS = ("maximum", "minimum")
-
-
-def jvp_at_a_tie_is_the_vjps_transpose(program, mine: Result, theirs: Result) -> bool:
-    """maximum/minimum where the operands tie or one is NaN: gradkit's jvp (the double-vjp
-    trick) is the transpose of the backward formula (a tie's 1/2 each, NaN's gradient to
-    both), torch's forward mode its own formula (other_t + where(x == y, 1/2, x > y)
-    (x_t - y_t): NaN passes other_t) (fwd seeds 442473, 450274, 458793)."""
-    if program.transform not in _FORWARD[1:] or _differing(mine, theirs) is None:
-        return False
-    return any(step.op in _TIE_OPS and len(step.inputs) == 2 and _ties_or_nan(
-        theirs.values[step.inputs[0]], theirs.values[step.inputs[1]]) for step in program.steps)
-
-
-def _ties_or_nan(x, y) -> bool:
-    try:
-        x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
-    except ValueError:
-        return False
-    with np.errstate(invalid="ignore"):
-        return bool(((x == y) | np.isnan(x) | np.isnan(y)).any())
 
 
 def vmap_of_a_scalar_promotes_as_a_tensor(program, mine: Result, theirs: Result) -> bool:
@@ -368,7 +331,8 @@ def vmap_of_a_scalar_promotes_as_a_tensor(program, mine: Result, theirs: Result)
 def inner_detach_under_jvp(program, mine: Result, theirs: Result) -> bool:
     """A detach_() inside grad nested in jvp: torch detaches from grad's level only, its jvp
     still pushes the tangent through (into an op without a forward formula, which raises:
-    floor_divide_, fwd seed 337639); gradkit's (a backward pass) does not."""
+    floor_divide_, fwd seed 337639); gradkit's tensors carry one tangent, which detach_()
+    drops with the graph."""
     refused = mine.error is None and theirs.error is not None and \
         theirs.message.startswith("Trying to use forward AD with")
     return program.transform in ("jvp_of_grad", "hessian") and any(

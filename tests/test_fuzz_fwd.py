@@ -113,10 +113,6 @@ def test_vmap_refuses_a_write_into_an_unmapped_tensor_torch_allows():
         program(gradkit)
 
 
-_AS_REVERSE_MODE = "jacfwd/hessian are reverse mode: torch's reverse mode raises (gives) the " \
-    "same"
-
-
 def test_jvp_of_a_saved_value_written_in_place_is_forward_mode():
     """gradkit's jvp runs forward mode, as torch's (seed 106 was the Known "jvp ... reverse
     mode" while it was a double backward pass): exp's output written in place has its tangent
@@ -140,18 +136,17 @@ def _no_grad_square(m):
     return m.func.jacfwd(f)(x), m.func.jacrev(f)(x)
 
 
-def test_no_grad_stops_jacfwd_as_it_stops_jacrev():
-    """Known difference (docs/func.md, "where torch's reverse mode raises too"; seeds 867,
-    449): torch's forward mode pushes tangents through no_grad(), gradkit's jacfwd (reverse
-    mode) gives torch's jacrev; floor_divide's missing derivative is reverse mode's error."""
-    assert _known_as(867) == _known_as(449) == _AS_REVERSE_MODE
-    forward, reverse = _no_grad_square(torch)
-    assert forward.tolist() == [[-1.0]] and reverse.tolist() == [[0.0]]
-    assert [j.tolist() for j in _no_grad_square(gradkit)] == [[[0.0]], [[0.0]]]
-    x = gradkit.tensor([1.5], dtype=gradkit.float64)
-    for m, error in ((torch, NotImplementedError), (gradkit, RuntimeError)):
-        with pytest.raises(error, match="floor_divide"):
-            m.func.jacfwd(lambda x: x // x)(m.tensor(x.numpy()))
+def test_no_grad_inside_jacfwd_does_not_stop_the_tangent():
+    """jacfwd runs forward mode, as torch's: no_grad() inside stops jacrev's derivative, not
+    jacfwd's, and floor_divide's missing forward formula raises (seeds 867, 449: a Known
+    while gradkit's jacfwd was reverse mode)."""
+    assert_same_as_torch(_no_grad_square)
+    assert [j.tolist() for j in _no_grad_square(gradkit)] == [[[-1.0]], [[0.0]]]
+    for m in (torch, gradkit):
+        with pytest.raises(NotImplementedError, match="forward AD with aten::floor_divide"):
+            m.func.jacfwd(lambda x, m=m: x // x)(m.tensor([1.5], dtype=m.float64))
+    for seed in (867, 449):
+        assert check(generate(RandomDrawer(seed), "fwd")) == []
 
 
 def test_torch_gives_a_single_precision_output_a_double_tangent():
@@ -324,8 +319,8 @@ def test_torch_vmap_refuses_a_batched_write_into_an_unbatched_tensor_made_inside
 def test_jacobians_of_an_empty_tensor_are_empty_blocks():
     """Known difference (docs/func.md, "The Jacobians of an empty input or output are empty
     blocks"; seed 3036): torch's jacfwd with has_aux of an empty input raises an IndexError."""
-    assert _known_as(3036) in ("torch's Jacobians of an empty tensor raise under its vmap or "
-                               "backward", _AS_REVERSE_MODE)
+    assert _known_as(3036) == "torch's Jacobians of an empty tensor raise under its vmap or " \
+        "backward"
     with pytest.raises(IndexError):
         torch.func.jacfwd(lambda x: (x * 2, x), has_aux=True)(torch.ones(2, 0))
     jacobian, aux = gradkit.func.jacfwd(lambda x: (x * 2, x), has_aux=True)(gradkit.ones(2, 0))
@@ -348,8 +343,7 @@ def test_jacrev_of_several_outputs_is_one_backward_pass_as_torch():
             return x, exp, x // x
         return m.func.jacrev(f)(m.tensor(2.5, dtype=m.float64))
     assert_same_as_torch(program)
-    assert _known_as(8625) == "jacfwd/hessian are reverse mode: torch's reverse mode " \
-        "raises (gives) the same"
+    assert check(generate(RandomDrawer(8625), "fwd")) == []
 
 
 def test_tangent_of_an_empty_mean_is_zero():
@@ -468,19 +462,18 @@ def test_pow_saves_its_result_under_reverse_transforms_as_torch():
 
 
 def test_a_nan_derivative_lands_in_rows_or_columns_by_mode():
-    """Known difference (docs/func.md, "in its columns under reverse mode"; seeds 4680, 1854):
-    the Jacobian of x ** 2 at a NaN."""
-    placement = "a NaN derivative lands in a Jacobian's rows (forward mode) or columns " \
-        "(reverse)"
-    assert _known_as(4680) in (placement, _AS_REVERSE_MODE)
-    assert check(generate(RandomDrawer(1854), "fwd")) == []  # a jvp: forward mode, as torch's
-    x = [0.5, float("nan")]
-    forward = torch.func.jacfwd(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
-    reverse = torch.func.jacrev(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
-    ours = gradkit.func.jacfwd(lambda x: x ** 2)(gradkit.tensor(x, dtype=gradkit.float64))
-    assert np.isnan(forward.numpy()[1]).all() and not np.isnan(forward.numpy()[0]).any()
-    assert np.isnan(reverse.numpy()[:, 1]).all() and not np.isnan(reverse.numpy()[:, 0]).any()
-    np.testing.assert_array_equal(ours.numpy(), reverse.numpy())
+    """A NaN derivative lands in the Jacobian's rows under forward mode (jacfwd) and in its
+    columns under reverse mode (jacrev), in gradkit as in torch (seeds 4680, 1854: a Known
+    while gradkit's jacfwd was reverse mode and its jvp the double-vjp trick)."""
+    def program(m):
+        x = m.tensor([0.5, float("nan")], dtype=m.float64)
+        return m.func.jacfwd(lambda x: x ** 2)(x), m.func.jacrev(lambda x: x ** 2)(x)
+    assert_same_as_torch(program)
+    forward, reverse = (j.numpy() for j in program(gradkit))
+    assert np.isnan(forward[1]).all() and not np.isnan(forward[0]).any()
+    assert np.isnan(reverse[:, 1]).all() and not np.isnan(reverse[:, 0]).any()
+    for seed in (4680, 1854):
+        assert check(generate(RandomDrawer(seed), "fwd")) == []
 
 
 def test_detach_inside_grad_under_jvp():
@@ -754,23 +747,16 @@ def test_second_backward_through_a_batched_bmm_rule_sums_the_batch(batch):
     assert diff_program(generate(RandomDrawer(19671), "fwd"))[0] == []
 
 
-def test_jacfwd_refuses_a_complex_output_after_floor_divide_as_torchs_jacrev():
-    """Known difference (docs/func.md, "as torch's `jacrev` does"; seed 300909):
-    torch's jacfwd stops at floor_divide's missing forward derivative; gradkit's (reverse
-    mode) runs the function and refuses its complex output, with torch's jacrev's message
-    (naming jacfwd)."""
+def test_jacfwd_stops_at_floor_divide_before_a_complex_output_as_torch():
+    """jacfwd runs forward mode: floor_divide's missing forward formula raises before the
+    complex output is refused, as in torch (seed 300909: a Known while gradkit's jacfwd was
+    reverse mode and refused the complex output with torch's jacrev's message)."""
     def f(m):
         return lambda a: m.where(a // 0.5 > 3, a, 1 + 2j)
-    x = (1.5, 2.5)
-    with pytest.raises(NotImplementedError, match="floor_divide"):
-        torch.func.jacfwd(f(torch))(torch.tensor(x, dtype=torch.float64))
-    messages = []
-    for m, transform in ((torch, torch.func.jacrev), (gradkit, gradkit.func.jacfwd)):
-        with pytest.raises(RuntimeError, match="Expected all outputs to be real") as info:
-            transform(f(m))(m.tensor(x, dtype=m.float64))
-        messages.append(str(info.value).replace("jacrev", "jacfwd"))
-    assert messages[0] == messages[1]
-    assert _known_as(300909) == _AS_REVERSE_MODE
+    for m in (torch, gradkit):
+        with pytest.raises(NotImplementedError, match="floor_divide"):
+            m.func.jacfwd(f(m))(m.tensor((1.5, 2.5), dtype=m.float64))
+    assert check(generate(RandomDrawer(300909), "fwd")) == []
 
 
 def test_captured_write_that_fails_raises_its_own_error_first():
@@ -856,12 +842,10 @@ def test_torch_vmap_refuses_an_index_put_its_one_sample_run_does():
         "(.item(), detach_())"
 
 
-def test_reverse_mode_jacfwd_meets_a_captured_write_torchs_reverse_mode_refuses_first():
-    """Known difference (docs/func.md, "where torch's reverse mode raises too"; fwd seed
-    376272): torch's jacfwd refuses floor_divide's missing forward formula; gradkit's (reverse
-    mode) goes on to exp_ of a captured int16 tensor, whose own cast error it raises where
-    torch's jacrev refuses the captured write first."""
-    assert _known_as(376272) == _AS_REVERSE_MODE
+def test_forward_mode_jacfwd_stops_at_floor_divide_before_a_captured_write():
+    """fwd seed 376272 (a Known while gradkit's jacfwd was reverse mode and went on to a
+    captured write): floor_divide's missing forward formula raises first, in both."""
+    assert check(generate(RandomDrawer(376272), "fwd")) == []
 
 
 def test_torch_index_add_refuses_its_double_tangent_under_jvp_of_grad():

@@ -45,38 +45,6 @@ def vmap_refuses_every_captured_write(program, mine: Result, theirs: Result) -> 
             "doesn't match the broadcast shape" in theirs.message)  # a batched value
 
 
-# gradkit's jacfwd and hessian run reverse mode (docs/func.md): torch's reverse-mode twin
-# (at copies of the inputs, which forward mode lets the chain write into)
-_REVERSE_TWIN = {"jacfwd": "jacrev_of_copies", "hessian": "grad"}
-
-
-def _text(message: str) -> str:
-    """A message as compared with torch's reverse twin's, which names itself jacrev where
-    gradkit's jacfwd names jacfwd (fwd seed 300909)."""
-    return message.replace("gradkit.", "torch.").replace("jacrev:", "jacfwd:")[:60]
-
-
-def as_torchs_reverse_mode(program, mine: Result, theirs: Result) -> bool:
-    """gradkit's jacfwd / hessian are backward passes: they raise what torch's reverse
-    mode raises on the same chain (a saved value written in place, a stale split view, a
-    backward torch lacks), jacfwd's blocks are torch's jacrev's (no_grad() inside) and the
-    Hessian is torch's jacrev of jacrev (NaNs spread as reverse mode spreads them)."""
-    import torch
-    twin = _REVERSE_TWIN.get(program.transform)
-    if mine.error is None:  # values: jacfwd's are jacrev's, hessian's jacrev of jacrev's
-        twin = {"jacfwd": twin, "hessian": "hessian_by_reverse"}.get(program.transform)
-    if twin is None:
-        return False
-    reverse = run(dataclasses.replace(program, transform=twin), torch)
-    if mine.error is not None:  # (or a captured write torch's refuses first: fwd seed 376272)
-        return reverse.error is not None and reverse.error[1:] == mine.error[1:] and \
-            _text(reverse.message) == _text(mine.message) or \
-            captured_write_seen_at_return(program, mine, reverse)
-    # (where one side is NaN, torch's jacrev spreads NaNs between outputs: see below)
-    pairs = _differing(mine, reverse)
-    return pairs is not None and all((np.isnan(a) | np.isnan(b)).all() for a, b in pairs)
-
-
 def _single_of(mine: np.ndarray, theirs: np.ndarray) -> bool:
     """Another precision, or torch's complex tangent of a real tensor (copy_ of a complex
     dual into it) or real one of a complex tensor (copy_ of a real dual: fwd seed 19407)."""
@@ -263,8 +231,9 @@ def torch_jacobian_of_an_empty_tensor(program, mine: Result, theirs: Result) -> 
     """torch's jacfwd/hessian of an empty input raise under its vmap (IndexError, a reshape
     of 0 elements, a forward formula it lacks), its jacrev of an empty output runs that
     output's backward; gradkit's blocks are empty, computed by no backward pass."""
-    return program.transform in ("jacfwd", "hessian", "jacrev") and mine.error is None and \
-        theirs.error is not None and _empty(program, mine)
+    return program.transform in ("jacfwd", "hessian", "jacrev") and theirs.error is not None \
+        and (mine.error is None or _phase_rank(mine.error[0]) >= _phase_rank(theirs.error[0])) \
+        and _empty(program, mine)
 
 
 def _differing(mine: Result, theirs: Result) -> list | None:

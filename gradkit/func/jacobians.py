@@ -45,8 +45,9 @@ def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable:
     """``func`` -> the function giving its Jacobian (and aux), as ``torch.func.jacfwd``.
 
-    gradkit computes it in reverse mode too (same values); with ``randomness='error'`` (the
-    default) random draws in ``func`` raise, as under torch's (vmapped) jacfwd.
+    Forward mode, one ``jvp`` per input element; with ``randomness='error'`` (the default)
+    random draws in ``func`` raise, as under torch's (vmapped) jacfwd, with 'same' every call
+    draws the same values.
     """
     check_randomness(randomness)
 
@@ -94,9 +95,10 @@ def _forward_blocks(func, args: tuple, positions: tuple, inputs: list, has_aux: 
         for t, start, n in zip(tangents, starts, sizes, strict=True):
             if start <= j < start + n:
                 t.view(-1)[j - start] = 1.0
-        copies = [x.clone() if isinstance(x, Tensor) else x for x in flat_args]
-        write_back = writing_back([(x, c) for x, c in zip(flat_args, copies, strict=True)
-                                   if c is not x])
+        with differentiating():  # (ordinary tensors, as jvp's, inside inference_mode too)
+            copies = [x.clone() if isinstance(x, Tensor) else x for x in flat_args]
+            write_back = writing_back([(x, c) for x, c in zip(flat_args, copies, strict=True)
+                                       if c is not x])
         call = types.SimpleNamespace(args=tree_unflatten(copies, args_spec),
                                      positions=positions, spec=tree_flatten(
                                          [args[p] for p in positions])[1])

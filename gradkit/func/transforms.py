@@ -1,12 +1,14 @@
-"""torch.func's grad, grad_and_value, vjp, jvp and linearize, on gradkit's reverse mode.
+"""torch.func's grad, grad_and_value, vjp, jvp and linearize, on gradkit's autograd.
 
 >>> from gradkit.func import grad
 >>> grad(lambda x: (x ** 3).sum())(gradkit.tensor([1.0, 2.0]))
 tensor([ 3., 12.])
 
 Transforms nest (``grad(grad(f))``, ``vmap(grad(f))``) because every one differentiates at
-fresh inputs with a graph (see _levels.py). ``jvp`` uses the double-vjp trick (J v is the
-gradient of the linear map u -> <J^T u, v>), so it nests too and needs no dual level.
+fresh inputs with a graph (see _levels.py). ``jvp`` runs forward mode, as torch's: func on
+dual tensors at a fresh dual level. gradkit has one level at a time, so a ``jvp`` inside an
+open level (jvp of jvp) uses the double-vjp trick (J v is the gradient of the linear map
+u -> <J^T u, v>) under the enclosing level's tangents.
 """
 from __future__ import annotations
 

@@ -267,7 +267,7 @@ def torch_prod_backward_under_func(program, mine: Result, theirs: Result) -> boo
 
 
 def torch_tangent_of_an_empty_mean(program, mine: Result, theirs: Result) -> bool:
-    """The tangent of a mean (logsumexp) over no elements: torch's 0/0 is NaN, gradkit's 0."""
+    """The tangent of a logsumexp over no elements: torch's 0/0 is NaN, gradkit's 0."""
     pairs = _differing(mine, theirs) if program.transform in _FORWARD and _empty(
         program, mine) else None
     return bool(pairs) and any(a.size for a, _ in pairs) and all(
@@ -276,7 +276,8 @@ def torch_tangent_of_an_empty_mean(program, mine: Result, theirs: Result) -> boo
 
 def nan_placement_in_jacobians(program, mine: Result, theirs: Result) -> bool:
     """A derivative that is NaN (or NaN through 0 * inf) lands in the Jacobian's rows under
-    forward mode and in its columns under reverse mode (gradkit's jacfwd and hessian): the
+    forward mode and in its columns under reverse mode, and torch's jacrev spreads a NaN
+    (0 * NaN) between outputs' rows (fwd seed 463187: sqrt of a negative, then square): the
     results differ only where one side is NaN."""
     pairs = _differing(mine, theirs) if program.transform in ("jacfwd", "hessian",
                                                               "jacrev") else None

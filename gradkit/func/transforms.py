@@ -12,7 +12,9 @@ u -> <J^T u, v>) under the enclosing level's tangents.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
@@ -133,8 +135,10 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     for p, t in zip(primal_leaves, tangent_leaves, strict=True):
         _check_tangent(p, t)
     if forward_ad.level_open():  # inside a dual level (jvp of jvp): one level at a time
+        if not _held.levels:  # torch's jvp enters a dual level: a user's is one too many
+            raise RuntimeError("Nested forward mode AD is not supported at the moment")
         return _jvp_by_double_vjp(func, primals, tangent_leaves, strict, has_aux, where)
-    with differentiating(), forward_ad.dual_level():
+    with differentiating(), _dual_level():
         copies = [ordinary(p).clone() for p in primal_leaves]  # func may write into them
         write_back = writing_back(list(zip(primal_leaves, copies, strict=True)))
         duals = [forward_ad.make_dual(c, ordinary(t))
@@ -160,6 +164,24 @@ def _untangled(tree):
         if isinstance(leaf, Tensor):
             leaf._fw = None
     return tree
+
+
+class _Held(threading.local):
+    levels = 0  # dual levels jvp has open (one, or none)
+
+
+_held = _Held()
+
+
+@contextlib.contextmanager
+def _dual_level():
+    """A dual level of jvp's own."""
+    with forward_ad.dual_level():
+        _held.levels += 1
+        try:
+            yield
+        finally:
+            _held.levels -= 1
 
 
 def _jvp_by_double_vjp(func, primals, tangent_leaves, strict, has_aux, where) -> tuple:

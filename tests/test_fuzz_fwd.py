@@ -902,3 +902,28 @@ def test_vmap_of_a_scalar_sample_promotes_as_a_known_difference():
         return str(out.dtype).split(".")[-1]
     assert (program(gradkit, True), program(torch, True)) == ("float32", "float64")
     assert program(gradkit, False) == program(torch, False) == "float32"
+
+
+def test_matrix_product_tangent_counts_a_missing_tangent_as_zeros():
+    """torch's forward formula of mm / mv / bmm (and matmul through them), x_t @ y + x @ y_t,
+    takes a missing tangent as zeros, so a plain operand times an infinite dual has a NaN
+    tangent (0 @ inf); dot's skips it (fwd seed 307037: jvp of grad of a 1 x 1 product at
+    inf, through matmul's backward)."""
+    def program(m):
+        fw = m.autograd.forward_ad
+        inf = float("inf")
+        tangents = []
+        with fw.dual_level():
+            for a, b in (((1, 1), (1, 1)), ((2,), (2,)), ((2, 2), (2,)), ((2,), (2, 2)),
+                         ((3, 2, 2), (2, 2))):
+                right = fw.make_dual(m.full(b, inf), m.ones(b))
+                left = fw.make_dual(m.full(a, inf), m.ones(a))
+                tangents += [fw.unpack_dual(m.ones(a) @ right).tangent,
+                             fw.unpack_dual(left @ m.ones(b)).tangent]
+            dual = fw.make_dual(m.full((1, 2, 2), inf), m.ones(1, 2, 2))
+            tangents.append(fw.unpack_dual(m.bmm(m.ones(1, 2, 2), dual)).tangent)
+        x = m.tensor([inf])
+        return tuple(tangents) + m.func.jvp(m.func.grad(
+            lambda a: (a.view(1, -1) @ a.view(1, -1)).sum()), (x,), (m.ones(1),))
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(307037), "fwd")) == []

@@ -927,3 +927,21 @@ def test_matrix_product_tangent_counts_a_missing_tangent_as_zeros():
             lambda a: (a.view(1, -1) @ a.view(1, -1)).sum()), (x,), (m.ones(1),))
     assert_same_as_torch(program)
     assert check(generate(RandomDrawer(307037), "fwd")) == []
+
+
+def test_torch_remainder_by_a_number_shares_its_tangent():
+    """Known difference (docs/autograd.md, "is x's own tangent tensor"; fwd seed 303192):
+    torch's tangent of x % number is x's tangent tensor itself, which an in-place write into
+    the result then updates; gradkit's result has a tangent of its own."""
+    assert _known_as(303192) == "torch's tangent of x % number is x's own tangent: a write " \
+        "into the result changes x's"
+
+    def program(m, op):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([0.3, 0.7], dtype=m.float64),
+                             m.ones(2, dtype=m.float64))
+            op(x).mul_(3)
+            return fw.unpack_dual(x).tangent.tolist()
+    for op in (lambda x: x % 2.0, lambda x: x.fmod(2.0)):
+        assert (program(torch, op), program(gradkit, op)) == ([3.0, 3.0], [1.0, 1.0])

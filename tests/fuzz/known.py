@@ -2699,6 +2699,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("the tangent of a mean over no elements: torch's 0/0 NaN", "docs/autograd.md",
           "mode) is 0 in gradkit, NaN (0/0) in torch",
           known_fwd.torch_tangent_of_an_empty_mean),
+    Known("torch's tangent of x % number is x's own tangent: a write into the result changes "
+          "x's", "docs/autograd.md", "is x's own tangent tensor",
+          known_fwd.torch_remainder_by_a_number_shares_its_tangent),
     Known("a NaN derivative lands in a Jacobian's rows (forward mode) or columns (reverse)",
           "docs/func.md", "in its columns under reverse mode",
           known_fwd.nan_placement_in_jacobians),

@@ -153,6 +153,27 @@ def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool
         for step in program.steps) and all(p.startswith("grads") for p in compare(mine, theirs))
 
 
+def _shares_its_tangent(step) -> bool:
+    """A step whose tangent in torch is its input's tangent tensor itself: ``x % number``,
+    ``x.fmod(number)``."""
+    return step.op == "scalar_op" and step.params.get("op") == "%" and \
+        not step.params.get("left") or step.op == "e_fmod_scalar"
+
+
+def torch_remainder_by_a_number_shares_its_tangent(program, mine: Result,
+                                                   theirs: Result) -> bool:
+    """``x % number`` (``x.fmod(number)``) under torch's forward mode: the result's tangent is
+    x's tangent tensor itself, so an in-place write into the result updates x's tangent too
+    (fwd seed 303192: tanh_ of x % 2.0 under jacfwd); gradkit's result has its own."""
+    if program.transform not in _FORWARD:
+        return False
+    leaves = len(program.leaves)
+    shared = {leaves + k for k, step in enumerate(program.steps) if _shares_its_tangent(step)}
+    return any(OPS[step.op].inplace and _root(program, step.inputs[0]) in shared
+               for step in program.steps) and all(
+        p.startswith("grads") for p in compare(mine, theirs))
+
+
 def torch_complex_tangent_of_a_real_copy(program, mine: Result, theirs: Result) -> bool:
     """copy_ of a dual of the other kind (complex into real: fwd seed 319174, or real into
     complex): torch's tangent of the tensor keeps the dual's kind, which what is computed from

@@ -945,3 +945,22 @@ def test_torch_remainder_by_a_number_shares_its_tangent():
             return fw.unpack_dual(x).tangent.tolist()
     for op in (lambda x: x % 2.0, lambda x: x.fmod(2.0)):
         assert (program(torch, op), program(gradkit, op)) == ([3.0, 3.0], [1.0, 1.0])
+
+
+def test_write_through_a_complex_view_of_a_dual_that_requires_grad():
+    """A write into view_as_complex of a dual clone whose primal requires grad: the base's
+    rebase onto CopySlices pushed a tangent of its own, zeros in the values' complex dtype
+    replayed through view_as_complex, which refused it (fwd seed 440363: hessian, forward
+    over reverse); forward AD gives the base its tangent after the write anyway."""
+    def program(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([0.5, 1.5], requires_grad=True), m.tensor([1.0, 2.0]))
+            base = x.clone()
+            m.view_as_complex(base).add_(0.001)
+            tangent = fw.unpack_dual(base).tangent
+        return tangent, m.func.hessian(
+            lambda a: (m.view_as_complex(a.clone()).add_(0.001).real * a).sum())(
+            m.tensor([0.5, 1.5]))
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(440363), "fwd")) == []

@@ -12,6 +12,7 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import reshape, t, transpose, unsqueeze
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name)
@@ -231,8 +232,23 @@ def _torch_saves_views(saved) -> tuple:
 
 matmul.torch_saves_views = _torch_saves_views
 matmul.defvjp(_matmul_vjp_x, _matmul_vjp_y)
-matmul.defjvp(lambda t, x, y, x_shape, y_shape: matmul(t, y),
-              lambda t, x, y, x_shape, y_shape: matmul(x, t))
+
+
+def _zero_filled_jvp(product):
+    """The jvp of a matrix product as torch's formula ``x_t @ y + x @ y_t``: a missing
+    tangent counts as zeros (so 0 @ inf is NaN, as in torch), but for a dot of two vectors,
+    whose formula skips it."""
+    def rule(tangents, x, y, *meta):
+        tx, ty = tangents[0], tangents[1]
+        if x.dim() > 1 or y.dim() > 1:
+            tx, ty = (zeros_like(a) if t is None else t for a, t in ((x, tx), (y, ty)))
+        terms = ([product(tx, y)] if tx is not None else []) + \
+            ([product(x, ty)] if ty is not None else [])
+        return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+    return rule
+
+
+matmul.defjvp_all(_zero_filled_jvp(matmul))
 
 
 @tensor_method()
@@ -278,7 +294,7 @@ def _bmm_vjp_x(g, x, y, x_dtype):
 
 
 _bmm.defvjp(_bmm_vjp_x, lambda g, x, y, x_dtype: _bmm(conj(transpose(x, -1, -2)), g))
-_bmm.defjvp(lambda t, x, y, x_dtype: _bmm(t, y), lambda t, x, y, x_dtype: _bmm(x, t))
+_bmm.defjvp_all(_zero_filled_jvp(_bmm))
 
 
 @tensor_method()

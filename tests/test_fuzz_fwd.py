@@ -1023,3 +1023,26 @@ def test_write_through_a_complex_view_of_a_dual_that_requires_grad():
             m.tensor([0.5, 1.5]))
     assert_same_as_torch(program)
     assert check(generate(RandomDrawer(440363), "fwd")) == []
+
+
+def _write_through_split_keys(m, x):
+    x = x.clone()
+    x[m.tensor([True]), None, m.tensor([0])] = x.sum()
+    return x
+
+
+def test_torch_jacfwd_refuses_a_write_through_advanced_indices_split_by_none():
+    """Known difference (docs/func.md, "advanced indices split by `None`"; fwd seed 494042):
+    torch's jacfwd vmaps the tangents, so its index_put through a key whose advanced indices a
+    None splits refuses the batched tangent, as its vmap does (456030); gradkit's jacfwd gives
+    the Jacobian torch's jacrev gives."""
+    assert _known_as(494042) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+
+    def jacobian(m, transform):
+        return getattr(m.func, transform)(lambda x: _write_through_split_keys(m, x))(
+            m.tensor([[1.0, 2.0]], dtype=m.float64))
+    with pytest.raises(RuntimeError, match="cannot be broadcast to indexing result"):
+        jacobian(torch, "jacfwd")
+    np.testing.assert_array_equal(jacobian(gradkit, "jacfwd").numpy(),
+                                  jacobian(torch, "jacrev").numpy())

@@ -264,7 +264,7 @@ SECOND_ORDER = {
 }
 # gradkit composes these derivatives of public ops; torch has one *BackwardBackward0 node
 COMPOSED = pytest.mark.xfail(strict=True, reason="savedattrs: torch's SmoothL1LossBackward"
-                                                 "Backward0 / TanhBackwardBackward0 nodes")
+                                                 "Backward0 node")
 
 
 def _second_order_chains(lib, name: str) -> list:
@@ -282,7 +282,7 @@ def _second_order_chains(lib, name: str) -> list:
     return chains
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=COMPOSED) if n in ("smooth_l1", "tanh")
+@pytest.mark.parametrize("name", [pytest.param(n, marks=COMPOSED) if n == "smooth_l1"
                                   else n for n in SECOND_ORDER])
 def test_second_order_node_names_as_torch(name):
     assert _second_order_chains(gradkit, name) == _second_order_chains(torch, name)

@@ -58,6 +58,7 @@ from gradkit.ops.extremes import amax, amin, argmax, argmin, max, min  # noqa: F
 from gradkit.ops.reduction import (  # noqa: F401
     all, any, cumsum, log_softmax, logsumexp, mean, softmax, sum)
 from gradkit.ops import softmax_backward as _softmax_backward  # noqa: F401 - softmax's rule
+from gradkit.ops import activation_backward as _activation  # noqa: F401 - tanh's, sigmoid's
 from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_det import det  # noqa: F401

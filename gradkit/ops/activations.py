@@ -26,17 +26,6 @@ def sigmoid(xp, x):
     return (1 / (1 + xp.exp(-x))).astype(x.dtype, copy=False)
 
 
-@op(save="out", batchable=True)
-def sigmoid_slope(xp, out):
-    """sigmoid's derivative from its output, an op whose own derivative is torch's
-    SigmoidBackwardBackward, 1 - 2 out in one expression (an infinite upstream gradient at
-    out = 1 gives -inf, not the NaN of inf - inf)."""
-    return out * (1 - out)
-
-
-sigmoid_slope.defderivative(lambda out: 1 - 2 * out)
-sigmoid.defderivative(lambda out: sigmoid_slope(out))
-
 
 @unary(save="x", complex_error=kernel_error("log_sigmoid_cpu"),
         integer_error=kernel_error("log_sigmoid_cpu"))

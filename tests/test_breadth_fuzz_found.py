@@ -2973,3 +2973,66 @@ def test_mish_second_derivative_is_torchs_formula_at_large_inputs(dtype):
     ours, theirs = program(gradkit), program(torch)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-5, equal_nan=True)
+
+
+# the wide class (lane fuzzwide): public functions no other table drew
+@pytest.mark.parametrize("shapes", [((2, 3), (3,)), ((3,), (2, 3)), ((2, 3), (2, 3)), ((1,),)])
+def test_broadcast_tensors_returns_a_tensor_of_the_common_shape_itself(shapes):
+    """torch's expand_outplace returns a tensor already of the broadcast shape itself (no
+    ExpandBackward node); gradkit expanded it into a new view (wide seeds 46, 66, 97)."""
+    def program(m):
+        inputs = [m.ones(s, requires_grad=True) for s in shapes]
+        outputs = m.broadcast_tensors(*inputs)
+        return [o is i for o, i in zip(outputs, inputs)], [o.grad_fn is None for o in outputs]
+    assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("shape, dim, sizes", [
+    ((1, 0), 0, (-1, 1)), ((0, 2), 0, (-1, 1)), ((4, 0), 0, (2, -1)), ((2, 0), 1, (-1, 0)),
+    ((2, 3), 1, (-2, 3)), ((2, 3), 1, (1, -3)), ((6,), 0, (-1, 4)), ((2, 3), 1, (-1, 3))])
+def test_unflatten_infers_minus_one_from_the_dim_it_splits(shape, dim, sizes):
+    """torch infers a -1 of unflatten's sizes from the split dim's size, so another dim of 0
+    does not make it ambiguous (wide seed 940: (1, 0).unflatten(0, (-1, 1)) is (1, 1, 0);
+    gradkit reshaped the whole tensor and refused); a size below -1 is reshape's error."""
+    def program(m):
+        return tuple(m.zeros(shape).unflatten(dim, sizes).shape)
+    ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    if theirs[0] != "ok":  # torch's message goes on with its C++ traceback
+        theirs = theirs[0], theirs[1].split("\nException raised")[0].strip()
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("beta", [0, 1, 2, 0.5, True, False])
+@pytest.mark.parametrize("name, shapes", [
+    ("addmv", ((0,), (0, 2), (2,))), ("addmv", ((2,), (2, 0), (0,))),
+    ("addmv", ((1,), (1, 2), (2,))), ("addmm", ((0, 1), (0, 2), (2, 1))),
+    ("addmm", ((1, 1), (1, 0), (0, 1))), ("addmm", ((3,), (0, 2), (2, 1))),
+    ("baddbmm", ((1, 1, 1), (1, 1, 0), (1, 0, 1))), ("baddbmm", ((0, 1, 1), (0, 1, 2), (0, 2, 1))),
+    ("addbmm", ((1, 1), (1, 1, 0), (1, 0, 1))), ("addbmm", ((0, 1), (1, 0, 2), (1, 2, 1)))])
+def test_bool_scaled_products_of_nothing_run_no_kernel(name, shapes, beta):
+    """A bool addmv/addmm/baddbmm/addbmm of no element, or summing nothing, needs no kernel
+    in torch: an empty result, or beta * input (addmv: input where beta != 0; the others'
+    result.mul_(beta) refuses a number); gradkit refused every bool product (wide seed 735)."""
+    def program(m):
+        pattern = m.tensor([True, False, True])
+        args = [pattern.repeat(4)[:int(np.prod(s))].reshape(s) for s in shapes]
+        return getattr(m, name)(*args, beta=beta)
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_nan_to_num_in_place_differentiates_complex_values():
+    """torch's nan_to_num_ has no check of complex values requiring grad (the function has):
+    its backward is grad * isfinite(x), as for real x (wide seed 630); gradkit refused."""
+    def program(m, call):
+        x = m.tensor([1 + 1j, complex("nan"), complex(1, math.inf)], requires_grad=True)
+        y = x * 1
+        call(m, y)
+        return y, m.autograd.grad(y.abs().sum(), x)[0]
+    for call in (lambda m, y: y.nan_to_num_(0.5), lambda m, y: m.nan_to_num_(y)):
+        ours, theirs = program(gradkit, call), program(torch, call)
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy())
+    assert _outcome(lambda: gradkit.nan_to_num(gradkit.ones(1, dtype=gradkit.complex64,
+                                                            requires_grad=True))) == \
+        _outcome(lambda: torch.nan_to_num(torch.ones(1, dtype=torch.complex64,
+                                                     requires_grad=True)))

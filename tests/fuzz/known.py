@@ -1649,7 +1649,9 @@ LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", 
                         "fb_cholesky_solve", "fb_cholesky_inverse", "fb_ormqr", "fb_ldl_solve",
                         "l_solve_triangular",  # MKL's trsm kernels, as fb_triangular_solve's
                         "e2_logdet",  # lane fuzzm: logdet is slogdet's LU (seed 113324)
-                        "l_tensorinv"})  # an inverse (strided_breadth seed 16102)
+                        "l_tensorinv",  # an inverse (strided_breadth seed 16102)
+                        # lane fuzzwide: an SVD, an LU and an LDL factorization
+                        "w_nuclear_norm", "w_matrix_rank", "w_lu_factor_ex", "w_ldl_factor_ex"})
 
 
 def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:

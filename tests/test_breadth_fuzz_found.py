@@ -3036,3 +3036,54 @@ def test_nan_to_num_in_place_differentiates_complex_values():
                                                             requires_grad=True))) == \
         _outcome(lambda: torch.nan_to_num(torch.ones(1, dtype=torch.complex64,
                                                      requires_grad=True)))
+
+
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_native_channel_shuffle_result_is_a_new_tensor(groups):
+    """torch's native_channel_shuffle returns new memory: a write into it leaves the input
+    alone; gradkit's swap of size-1 dims was contiguous, so it returned the input's memory
+    (wide seed 2058: floor_ of its result floored the leaf)."""
+    def program(m):
+        x = m.arange(4.0).reshape(1, 4, 1)
+        y = m.nn.functional.native_channel_shuffle(x, groups)
+        y.mul_(10)
+        return x.flatten().tolist(), y.flatten().tolist()
+    assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("initial", [None, -0.0, 0.5, math.inf])
+def test_segment_reduce_of_empty_segments_only_is_in_the_graph(reduce, initial):
+    """torch's result of empty segments only (initial or the identity) is an output of the
+    data's graph: it requires grad, its gradient is zeros; gradkit's was a constant (wide
+    seeds 1422, 1642, 3323). A complex input is refused, as torch has no complex kernel."""
+    def program(m, dtype, lengths):
+        x = m.full((0 if lengths == [0, 0] else 2, 2), 0.75, dtype=dtype, requires_grad=True)
+        y = m.segment_reduce(x, reduce, lengths=m.tensor(lengths), initial=initial)
+        signs = [math.copysign(1, v) for v in y.detach().flatten().tolist()]
+        return str((y.requires_grad, y.tolist(), signs,  # (a gradient's zero sign is free)
+                    (m.autograd.grad(y.sum(), x)[0] + 0.0).tolist()))
+    for lengths in ([0, 0], [0, 2, 0]):
+        assert _outcome(lambda: program(gradkit, gradkit.float32, lengths)) == \
+            _outcome(lambda: program(torch, torch.float32, lengths))
+    assert _outcome(lambda: program(gradkit, gradkit.complex64, [0, 0])) == \
+        _outcome(lambda: program(torch, torch.complex64, [0, 0]))
+
+
+@pytest.mark.parametrize("steps", [0, 1, 3])
+@pytest.mark.parametrize("pad", [-1, 0, 1, 2])
+def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
+    """torch's conv_tbc adds, per kernel position, the product of the input rows that meet it
+    only: padding is never multiplied by a NaN or inf weight, and rows nothing meets keep the
+    bias (its -0.0 too); gradkit multiplied zero-padded input (wide seeds 5436, 9948)."""
+    def program(m):
+        x = m.tensor(np.linspace(-1, 1, steps * 4).reshape(steps, 2, 2), requires_grad=True)
+        w = m.tensor([[[math.nan, 1.0], [2.0, 0.0]], [[0.5, -1.0], [1.0, 2.0]],
+                      [[1.0, math.inf], [0.0, 1.0]]], dtype=m.float64, requires_grad=True)
+        b = m.tensor([-0.0, 0.25], dtype=m.float64, requires_grad=True)
+        y = m.conv_tbc(x, w, b, pad)
+        grads = m.autograd.grad((y * m.arange(1.0, y.numel() + 1).reshape(y.shape)).sum(),
+                                (x, w, b))
+        signs = [math.copysign(1, v) for v in y.detach().flatten().tolist()]
+        return str([y.tolist(), signs] + [g.tolist() for g in grads])
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

@@ -222,11 +222,16 @@ def conv_tbc(input, weight, bias=_REQUIRED, pad: int = 0):  # noqa: A002 - torch
                            f"{scalar_type_name(input._data)} and {scalar_type_name(weight._data)}")
 
     def tbc(input, weight, bias):  # noqa: A002 - torch's name
-        padded = pad_op(input, (0, 0, 0, 0, pad, pad)) if pad else input
         out = expand(reshape(bias.to(input.dtype), (1, 1, -1)), (steps,) + tuple(
             input.shape[1:2]) + tuple(weight.shape[2:]))
-        for k in range(weight.shape[0]):  # every k, stepped or not: zero gradients, as torch's
-            out = out + matmul(padded[k:k + steps], weight[k])
+        for k in range(weight.shape[0]):
+            # as torch's kernel, the input rows that meet weight[k] only: no padding zero
+            # times a NaN or inf weight (wide seed 5436); weight[k] meeting none gets zeros.
+            # The other rows add -0.0, which keeps the bias's -0.0 (seed 9948)
+            start, first = max(0, k - pad), min(max(0, pad - k), steps)
+            rows = max(0, min(input.shape[0] + pad - k, steps) - first)
+            product = matmul(input[start:start + rows], weight[k])
+            out = out + pad_op(product, (0, 0, 0, 0, first, steps - first - rows), value=-0.0)
         return out
     return one_node("ConvTbcBackward0", tbc, (input, weight, bias),
                     {"self": 0, "weight": 1, "bias": 2})

@@ -46,10 +46,10 @@ def _segment_lengths(lengths: Tensor | None, offsets: Tensor | None) -> np.ndarr
 def _segment(data: Tensor, reduce: str, axis: int, start: int, length: int, initial):
     """One segment's reduction (keeping no ``axis``)."""
     reduction, empty, join = _REDUCTIONS[reduce]
-    if length == 0:
+    if length == 0:  # still an output of data's graph, as torch's (wide seed 3323)
         value = empty if initial is None else initial
-        return Tensor._make(backend.get_array_module(data._data).full(
-            data.shape[:axis] + data.shape[axis + 1:], value, dtype=data._data.dtype))
+        nothing = mul(_sum(narrow(data, axis, start, 0), axis), -1)  # -0.0: value + it is value
+        return add(nothing, value)
     piece = narrow(data, axis, start, length)
     if reduce == "mean":
         total = _sum(piece, axis)
@@ -79,7 +79,7 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
                            f"{reduce}")
     if indices is not None:
         raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
-    if data._data.dtype.kind not in "fc":
+    if data._data.dtype.kind != "f":  # torch has no complex kernel either
         raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
                                   f"'{scalar_type_name(data._data)}'")
     sizes = _segment_lengths(lengths, offsets)

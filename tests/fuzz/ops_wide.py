@@ -97,7 +97,7 @@ BINARY = {
     "greater_scalar": lambda lib, x, y: x * lib.greater(x, 0.25),
     "igamma": lambda lib, x, y: lib.igamma(x.abs() + 0.5, y.abs() + 0.5),
     "igammac": lambda lib, x, y: lib.igammac(x.detach().abs() + 0.5, y.abs() + 0.5),
-    "special_gammainc": lambda lib, x, y: lib.special.gammaincc(x, y),
+    "special_gammaincc": lambda lib, x, y: lib.special.gammaincc(x, y),
     "ldexp": lambda lib, x, y: lib.ldexp(x, _ints(lib, y)),
 }
 
@@ -121,6 +121,26 @@ INPLACE_BINARY = {
 }
 
 
+def _into(lib, x, y, target, name, prep, s):
+    """An in-place op of the tables above written into a clone of x, or into a slice or a
+    transposed view of one (a leaf that requires grad refuses writes): the clone is the
+    result, so the gradient goes back through the write into its view."""
+    base = x.clone()
+    dest = base if not base.dim() or target == "clone" else \
+        base[..., ::2] if target == "slice" else base.transpose(0, -1)
+    if name in INPLACE_BINARY:
+        INPLACE_BINARY[name](lib, dest, y)
+    else:
+        _inplace_unary(lib, dest, name, prep, s)
+    return base
+
+
+def _into_params(draw, shapes):
+    names = INPLACE_METHODS + tuple(INPLACE_CALLS) + tuple(INPLACE_BINARY)
+    return {"target": draw.choice(("clone", "slice", "transpose")), "name": draw.choice(names),
+            "prep": draw.boolean(), "s": draw.choice(_SCALARS)}
+
+
 def _table(table):
     return lambda draw, shapes: {"name": draw.choice(tuple(table))}
 
@@ -131,4 +151,5 @@ WIDE_ELEM_OPS: dict[str, OpSpec] = {
     "w_binary": OpSpec(2, lambda lib, x, y, name: BINARY[name](lib, x, y), _table(BINARY)),
     "w_binary_": OpSpec(2, lambda lib, x, y, name: INPLACE_BINARY[name](lib, x, y),
                         _table(INPLACE_BINARY), inplace=True),
+    "w_into": OpSpec(2, _into, _into_params),
 }

@@ -3064,8 +3064,8 @@ def test_segment_reduce_of_empty_segments_only_is_in_the_graph(reduce, initial):
         return str((y.requires_grad, y.tolist(), signs,  # (a gradient's zero sign is free)
                     (m.autograd.grad(y.sum(), x)[0] + 0.0).tolist()))
     for lengths in ([0, 0], [0, 2, 0]):
-        assert _outcome(lambda: program(gradkit, gradkit.float32, lengths)) == \
-            _outcome(lambda: program(torch, torch.float32, lengths))
+        assert _outcome(lambda lengths=lengths: program(gradkit, gradkit.float32, lengths)) == \
+            _outcome(lambda lengths=lengths: program(torch, torch.float32, lengths))
     assert _outcome(lambda: program(gradkit, gradkit.complex64, [0, 0])) == \
         _outcome(lambda: program(torch, torch.complex64, [0, 0]))
 

@@ -149,8 +149,9 @@ SEEDED_CLASSES["strided_breadth"] = SEEDED_CLASSES["breadth"]._replace(
 # variants, gcd, isin, index_put_, the functional RNN cells, ...) among the breadth class's
 # ops, views and in-place writes (a class of its own: in "breadth" they would move its seeds)
 SEEDED_CLASSES["wide"] = SEEDED_CLASSES["breadth"]._replace(
-    ops=tuple(WIDE_ELEM_OPS) * 16 + ("w_into",) * 24 + tuple(WIDE_NN_OPS) * 5 + tuple(BREADTH_OPS) + _ELEMENTWISE
-    + _CORE_VIEWS + _CORE_INPLACE + ("clone", "transpose", "unsqueeze", "cast"))
+    ops=tuple(WIDE_ELEM_OPS) * 16 + ("w_into",) * 24 + tuple(WIDE_NN_OPS) * 5
+    + tuple(BREADTH_OPS) + _ELEMENTWISE + _CORE_VIEWS + _CORE_INPLACE
+    + ("clone", "transpose", "unsqueeze", "cast"))
 CLASSES.update(SEEDED_CLASSES)
 
 

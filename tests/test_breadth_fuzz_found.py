@@ -3087,3 +3087,58 @@ def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
         signs = [math.copysign(1, v) for v in y.detach().flatten().tolist()]
         return str([y.tolist(), signs] + [g.tolist() for g in grads])
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("seed, known_as", [
+    (876, "segment_reduce's second derivative exists (torch's backward has none)"),
+    (1102, "x ** bool tensor (or igamma of a bool) differentiates (torch's backward raises)"),
+    (15230, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
+    (19320, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
+    (12673, "sinc's second derivative near 0: its derivative's formula cancels, rounding noise "
+            "in both")])
+def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
+    """torch has no derivative of segment_reduce's backward (gradkit's is composed of narrow
+    and the reductions), and its igamma/igammac backward computes ``self - 1`` of a bool
+    ``self``, which it refuses; gradkit differentiates both (wide seeds 876, 1102). The
+    ldl_factor_ex of a non-finite matrix has other pivots and info (sytf2, not MKL's sytrf),
+    and sinc's second derivative near 0 is rounding noise in both."""
+    problems, known = diff_program(generate(RandomDrawer(seed), "wide"))
+    assert problems and known == known_as
+
+
+@pytest.mark.parametrize("reduce", ["sum", "max", "prod", "mean"])
+def test_segment_reduce_saves_its_result_and_data(reduce):
+    """torch's SegmentReduceBackward0 saves data and result: a write into the result before
+    backward raises, naming it output 0 of SegmentReduce (wide seeds 92, 1037, 2406); gradkit's
+    segments were narrow/reduce/stack nodes, which save no result."""
+    def program(m, write):
+        x = m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+        y = m.segment_reduce(x * 1, reduce, lengths=m.tensor([1, 2]), initial=0.5)
+        if write:
+            y.mul_(2)
+        return m.autograd.grad(y.sum(), x)[0]
+    for write in (False, True):
+        assert _outcome(lambda write=write: program(gradkit, write)) == \
+            _outcome(lambda write=write: program(torch, write))
+    node = gradkit.segment_reduce(gradkit.ones(2, requires_grad=True), "max",
+                                  lengths=gradkit.tensor([2])).grad_fn
+    assert node.name() == "SegmentReduceBackward0" and node._saved_reduce == "max"
+
+
+@pytest.mark.parametrize("seed", [18493, 1778, 14137])
+def test_segment_reduce_kernel_gradients_at_nan_and_ties_are_known(seed):
+    """torch's segment_reduce kernel gives a NaN element of a max segment the gradient (prod:
+    the product of the others) and divides only a positive gradient among tied maxima;
+    gradkit's segments are amax/prod (wide seeds 18493, 1778, 14137)."""
+    problems, known = diff_program(generate(RandomDrawer(seed), "wide"))
+    assert problems and known is not None and "segment_reduce" in known
+
+    def program(m, weights):
+        x = m.tensor([[-0.05, 0.25], [-0.05, math.nan]], requires_grad=True)
+        y = m.segment_reduce(x, "min", lengths=m.tensor([2]))
+        return m.autograd.grad((y * m.tensor(weights)).sum(), x)[0].tolist()
+    ours, theirs = program(gradkit, [1.0, 1.0]), program(torch, [1.0, 1.0])
+    assert ours[0][0] == theirs[0][0] == 0.5  # a positive gradient is shared in both
+    assert (program(gradkit, [-1.0, 1.0])[0][0], program(torch, [-1.0, 1.0])[0][0]) == \
+        (-0.5, -1.0)  # torch's whole negative gradient to each tie
+    assert math.isnan(ours[1][1]) and theirs[1][1] == 1.0  # torch's to the NaN

@@ -10,6 +10,7 @@ from gradkit._tensor import Tensor
 from gradkit.ops.arithmetic import add, div, mul
 from gradkit.ops.extremes import amax, amin
 from gradkit.ops.joining import stack
+from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import maximum, minimum
 from gradkit.ops.promotion import result_type
 from gradkit.ops.reduction import sum as _sum
@@ -96,5 +97,13 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
         raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
                            "data.size(lengths.dim()-1) when !unsafe.")
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return stack([_segment(data, reduce, axis, int(start), int(length), initial)
-                  for start, length in zip(starts, sizes)], axis)
+
+    def segments(data: Tensor) -> Tensor:
+        return stack([_segment(data, reduce, axis, int(start), int(length), initial)
+                      for start, length in zip(starts, sizes)], axis)
+    # one node that saves the data and the result, as torch's: a write into either before
+    # backward raises (wide seeds 92, 1037)
+    return one_node("SegmentReduceBackward0", segments, (data,),
+                    saved={"data": 0, "result": "result"},
+                    constants={"axis": axis, "initial": initial, "reduce": reduce},
+                    kept={"lengths": lengths, "offsets": offsets})

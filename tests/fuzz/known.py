@@ -2663,7 +2663,7 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           _segment_reduce_double_backward),
     Known("segment_reduce's max/min/prod gradient at a NaN element or a tie: torch's kernel's "
           "(gradkit's amax/prod give NaN, share every gradient)", "docs/numerics.md",
-          "gives a NaN element of its segment the gradient", _segment_reduce_kernel_gradient),
+          "torch's kernel gives a NaN element of its segment", _segment_reduce_kernel_gradient),
     Known("sinc's second derivative near 0: its derivative's formula cancels, rounding noise "
           "in both", "docs/numerics.md", "within 1e-3 of 0 `sinc`'s second derivative",
           _sinc_second_derivative_near_zero),

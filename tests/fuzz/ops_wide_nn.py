@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from .ops_breadth import _hermitian_pd, _joined, _layout, _n, _real, _shifted, _tiled
+from .ops_breadth import (
+    _hermitian_pd, _joined, _layout, _n, _real, _shifted, _tiled, split_cut)
 from .ops_core import OpSpec, _dim
 from .ops_wide import _ints
 
@@ -89,11 +90,10 @@ def _index_put_(lib, x, y, rows, accumulate, mask):
 
 
 def _split_params(draw, shapes):
-    p = _dim(draw, shapes)
-    if p is None:
+    cut = split_cut(draw, shapes)
+    if cut is None:
         return None
-    n = shapes[0][p["dim"]]
-    first = draw.integer(0, n)
+    p, n, first = cut
     return {**p, "sizes": [first, n - first], "k": draw.integer(0, 1)}
 
 

@@ -3095,13 +3095,16 @@ def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
     (15230, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
     (19320, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
     (12673, "sinc's second derivative near 0: its derivative's formula cancels, rounding noise "
-            "in both")])
+            "in both"),
+    (22409, "an integer tensor written with a value that requires grad does not require grad")])
 def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
     """torch has no derivative of segment_reduce's backward (gradkit's is composed of narrow
     and the reductions), and its igamma/igammac backward computes ``self - 1`` of a bool
     ``self``, which it refuses; gradkit differentiates both (wide seeds 876, 1102). The
     ldl_factor_ex of a non-finite matrix has other pivots and info (sytf2, not MKL's sytrf),
-    and sinc's second derivative near 0 is rounding noise in both."""
+    and sinc's second derivative near 0 is rounding noise in both. A bool tensor torch marks
+    as requiring grad (greater_ of a value requiring grad) makes bincount's weights require
+    grad, whose backward torch has not."""
     problems, known = diff_program(generate(RandomDrawer(seed), "wide"))
     assert problems and known == known_as
 

@@ -3096,7 +3096,8 @@ def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
     (19320, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
     (12673, "sinc's second derivative near 0: its derivative's formula cancels, rounding noise "
             "in both"),
-    (22409, "an integer tensor written with a value that requires grad does not require grad")])
+    (22409, "an integer tensor written with a value that requires grad does not require grad"),
+    (28577, "the sign of a matrix product's or convolution's zero sum of products")])
 def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
     """torch has no derivative of segment_reduce's backward (gradkit's is composed of narrow
     and the reductions), and its igamma/igammac backward computes ``self - 1`` of a bool
@@ -3104,7 +3105,8 @@ def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
     ldl_factor_ex of a non-finite matrix has other pivots and info (sytf2, not MKL's sytrf),
     and sinc's second derivative near 0 is rounding noise in both. A bool tensor torch marks
     as requiring grad (greater_ of a value requiring grad) makes bincount's weights require
-    grad, whose backward torch has not."""
+    grad, whose backward torch has not. conv_tbc's sum of zero products has the sign its
+    BLAS accumulator starts from."""
     problems, known = diff_program(generate(RandomDrawer(seed), "wide"))
     assert problems and known == known_as
 

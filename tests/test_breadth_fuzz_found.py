@@ -3147,3 +3147,21 @@ def test_segment_reduce_kernel_gradients_at_nan_and_ties_are_known(seed):
     assert (program(gradkit, [-1.0, 1.0])[0][0], program(torch, [-1.0, 1.0])[0][0]) == \
         (-0.5, -1.0)  # torch's whole negative gradient to each tie
     assert math.isnan(ours[1][1]) and theirs[1][1] == 1.0  # torch's to the NaN
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("target_shape", [(), (1,), (2, 1)])
+def test_mse_loss_second_derivative_of_a_broadcast_target(reduction, target_shape):
+    """nn.functional.mse_loss broadcasts input and target before torch's op, so its double
+    backward divides a mean by the broadcast numel; gradkit's divided the target's second
+    derivative by the target's own numel (wide seed 38588: a 0-d target, 3x torch's)."""
+    def program(m):
+        x = m.tensor(0.1, dtype=m.float64, requires_grad=True)
+        target = (x * 2).reshape((1,) * len(target_shape)).expand(target_shape)
+        inp = m.tensor([[2.0, 1.0, 0.0]], dtype=m.float64) + x
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the target size warning
+            loss = m.nn.functional.mse_loss(inp, target, reduction=reduction)
+        g, = m.autograd.grad(loss, x, create_graph=True)
+        return [float(g), float(m.autograd.grad(g, x)[0])]
+    np.testing.assert_allclose(program(gradkit), program(torch), rtol=1e-12)

@@ -4,6 +4,10 @@ formulas give the second derivatives torch's double backward gives, ``2 * (gg * 
 (the composite's would be ``(gg * g) * (2 / numel)``, an ulp apart at times)."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from gradkit.ops._op import op
 from gradkit.ops.promotion import promote_types
 
@@ -21,21 +25,25 @@ def _norm(count: int, reduction: str) -> float:
     return 2.0 / max(count, 1) if reduction == "mean" else 2.0
 
 
-def _double_backward(gg, g, x, reduction):
+def _double_backward(gg, g, x, y, reduction):
     """torch's mse_loss_double_backward(gg * g, x): 2 (gg g), divided by the count for a mean
-    (an in-place division of torch's)."""
+    (an in-place division of torch's). The count is the broadcast operands': nn.functional's
+    mse_loss broadcasts input and target before the op (a 0-d target's second derivative is
+    over the input's numel, not 1: wide seed 38588)."""
     grad = 2 * (gg * g)
-    return grad / max(getattr(x, "_data", x).size, 1) if reduction == "mean" else grad
+    if reduction != "mean":
+        return grad
+    return grad / max(math.prod(np.broadcast_shapes(tuple(x.shape), tuple(y.shape))), 1)
 
 
 def _mse_backward_vjp(gg, g, x, y, reduction, needs):
     # torch's formulas by name: grad_output, self, target
     return (mse_backward(gg, x, y, reduction=reduction) if needs[0] else None,
-            _double_backward(gg, g, x, reduction) if needs[1] else None,
-            -_double_backward(gg, g, x, reduction) if needs[2] else None)
+            _double_backward(gg, g, x, y, reduction) if needs[1] else None,
+            -_double_backward(gg, g, x, y, reduction) if needs[2] else None)
 
 
 mse_backward.defvjp_all(_mse_backward_vjp, needs=True)
 mse_backward.defjvp(lambda t, g, x, y, reduction: mse_backward(t, x, y, reduction=reduction),
-                    lambda t, g, x, y, reduction: _double_backward(t, g, x, reduction),
-                    lambda t, g, x, y, reduction: -_double_backward(t, g, x, reduction))
+                    lambda t, g, x, y, reduction: _double_backward(t, g, x, y, reduction),
+                    lambda t, g, x, y, reduction: -_double_backward(t, g, x, y, reduction))

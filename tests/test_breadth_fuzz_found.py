@@ -3097,7 +3097,9 @@ def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
     (12673, "sinc's second derivative near 0: its derivative's formula cancels, rounding noise "
             "in both"),
     (22409, "an integer tensor written with a value that requires grad does not require grad"),
-    (28577, "the sign of a matrix product's or convolution's zero sum of products")])
+    (28577, "the sign of a matrix product's or convolution's zero sum of products"),
+    (33822, "the sign of a matrix product's or convolution's zero sum of products"),
+    (34466, "a transposed convolution with an empty output: torch's double backward raises")])
 def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
     """torch has no derivative of segment_reduce's backward (gradkit's is composed of narrow
     and the reductions), and its igamma/igammac backward computes ``self - 1`` of a bool
@@ -3106,7 +3108,8 @@ def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
     and sinc's second derivative near 0 is rounding noise in both. A bool tensor torch marks
     as requiring grad (greater_ of a value requiring grad) makes bincount's weights require
     grad, whose backward torch has not. conv_tbc's sum of zero products has the sign its
-    BLAS accumulator starts from."""
+    BLAS accumulator starts from (addmv_'s too, written into a leaf). torch's double backward
+    of a transposed convolution with an empty output convolves an empty input and raises."""
     problems, known = diff_program(generate(RandomDrawer(seed), "wide"))
     assert problems and known == known_as
 

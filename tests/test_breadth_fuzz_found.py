@@ -2979,7 +2979,8 @@ def test_mish_second_derivative_is_torchs_formula_at_large_inputs(dtype):
 @pytest.mark.parametrize("shapes", [((2, 3), (3,)), ((3,), (2, 3)), ((2, 3), (2, 3)), ((1,),)])
 def test_broadcast_tensors_returns_a_tensor_of_the_common_shape_itself(shapes):
     """torch's expand_outplace returns a tensor already of the broadcast shape itself (no
-    ExpandBackward node); gradkit expanded it into a new view (wide seeds 46, 66, 97)."""
+    ExpandBackward node); gradkit expanded it into a new view (wide seeds 46, 66, 97 of the
+    class's first pool)."""
     def program(m):
         inputs = [m.ones(s, requires_grad=True) for s in shapes]
         outputs = m.broadcast_tensors(*inputs)
@@ -2992,8 +2993,9 @@ def test_broadcast_tensors_returns_a_tensor_of_the_common_shape_itself(shapes):
     ((2, 3), 1, (-2, 3)), ((2, 3), 1, (1, -3)), ((6,), 0, (-1, 4)), ((2, 3), 1, (-1, 3))])
 def test_unflatten_infers_minus_one_from_the_dim_it_splits(shape, dim, sizes):
     """torch infers a -1 of unflatten's sizes from the split dim's size, so another dim of 0
-    does not make it ambiguous (wide seed 940: (1, 0).unflatten(0, (-1, 1)) is (1, 1, 0);
-    gradkit reshaped the whole tensor and refused); a size below -1 is reshape's error."""
+    does not make it ambiguous (wide seed 940 of the first pool: (1, 0).unflatten(0, (-1, 1))
+    is (1, 1, 0); gradkit reshaped the whole tensor and refused); a size below -1 is
+    reshape's error."""
     def program(m):
         return tuple(m.zeros(shape).unflatten(dim, sizes).shape)
     ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
@@ -3012,7 +3014,8 @@ def test_unflatten_infers_minus_one_from_the_dim_it_splits(shape, dim, sizes):
 def test_bool_scaled_products_of_nothing_run_no_kernel(name, shapes, beta):
     """A bool addmv/addmm/baddbmm/addbmm of no element, or summing nothing, needs no kernel
     in torch: an empty result, or beta * input (addmv: input where beta != 0; the others'
-    result.mul_(beta) refuses a number); gradkit refused every bool product (wide seed 735)."""
+    result.mul_(beta) refuses a number); gradkit refused every bool product (wide seed 735 of the
+    first pool)."""
     def program(m):
         pattern = m.tensor([True, False, True])
         args = [pattern.repeat(4)[:int(np.prod(s))].reshape(s) for s in shapes]
@@ -3022,7 +3025,8 @@ def test_bool_scaled_products_of_nothing_run_no_kernel(name, shapes, beta):
 
 def test_nan_to_num_in_place_differentiates_complex_values():
     """torch's nan_to_num_ has no check of complex values requiring grad (the function has):
-    its backward is grad * isfinite(x), as for real x (wide seed 630); gradkit refused."""
+    its backward is grad * isfinite(x), as for real x (wide seed 630 of the first pool);
+    gradkit refused."""
     def program(m, call):
         x = m.tensor([1 + 1j, complex("nan"), complex(1, math.inf)], requires_grad=True)
         y = x * 1

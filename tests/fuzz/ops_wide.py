@@ -10,11 +10,8 @@ to ``x``, so a program goes on differentiating through it.
 """
 from __future__ import annotations
 
-import math
-
+from .ops_breadth import _SCALARS
 from .ops_core import OpSpec
-
-_SCALARS = (0.5, -1.0, 2, 0, -0.0, math.inf, -2.5)
 
 
 def _ints(lib, t):

@@ -3103,7 +3103,9 @@ def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
     (22409, "an integer tensor written with a value that requires grad does not require grad"),
     (28577, "the sign of a matrix product's or convolution's zero sum of products"),
     (33822, "the sign of a matrix product's or convolution's zero sum of products"),
-    (34466, "a transposed convolution with an empty output: torch's double backward raises")])
+    (34466, "a transposed convolution with an empty output: torch's double backward raises"),
+    (41733, "addmv_ into an expanded tensor: torch writes element over element, gradkit "
+            "refuses")])
 def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
     """torch has no derivative of segment_reduce's backward (gradkit's is composed of narrow
     and the reductions), and its igamma/igammac backward computes ``self - 1`` of a bool
@@ -3113,7 +3115,8 @@ def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
     as requiring grad (greater_ of a value requiring grad) makes bincount's weights require
     grad, whose backward torch has not. conv_tbc's sum of zero products has the sign its
     BLAS accumulator starts from (addmv_'s too, written into a leaf). torch's double backward
-    of a transposed convolution with an empty output convolves an empty input and raises."""
+    of a transposed convolution with an empty output convolves an empty input and raises.
+    torch's addmv_ writes into an expanded tensor (no overlap check on its BLAS path)."""
     problems, known = diff_program(generate(RandomDrawer(seed), "wide"))
     assert problems and known == known_as
 

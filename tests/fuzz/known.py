@@ -2007,6 +2007,17 @@ def _empty_transposed_conv_double_backward(program, mine: Result, theirs: Result
             and _first_order_agrees(program, mine, theirs))
 
 
+def _addmv_into_overlapping_memory(program, mine: Result, theirs: Result) -> bool:
+    """addmv_ into an expanded tensor: torch's BLAS path has no overlap check, so it writes
+    each element over the one it shares memory with (and refuses a recorded write in
+    backward); gradkit refuses the write as its other in-place ops (wide seed 41733)."""
+    if mine.error is None or not mine.error[0].startswith("step ") or \
+            "refers to a single memory location" not in mine.message or \
+            theirs.error is not None and _phase_rank(theirs.error[0]) <= _phase_rank(mine.error[0]):
+        return False
+    return program.steps[int(mine.error[0].split()[1])].op == "w_addmv_"
+
+
 def _segment_reduce_kernel_gradient(program, mine: Result, theirs: Result) -> bool:
     """A max/min/prod segment_reduce of data holding NaN or inf, or equal values: torch's
     kernel gives a NaN element of a max/min segment the gradient and a NaN (zero) element of a
@@ -2700,6 +2711,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("a transposed convolution with an empty output: torch's double backward raises",
           "docs/numerics.md", "convolves an empty input and raises",
           _empty_transposed_conv_double_backward),
+    Known("addmv_ into an expanded tensor: torch writes element over element, gradkit refuses",
+          "docs/autograd.md", "whose BLAS path torch does not check",
+          _addmv_into_overlapping_memory),
     Known("dist(p=0) passes no gradient (torch's backward for `other` raises)",
           "docs/numerics.md", "negating that missing gradient", _dist_p0_backward),
     Known("cdist's matmul form at a zero distance: the gradient is rounding noise in both",

@@ -3175,3 +3175,20 @@ def test_mse_loss_second_derivative_of_a_broadcast_target(reduction, target_shap
         g, = m.autograd.grad(loss, x, create_graph=True)
         return [float(g), float(m.autograd.grad(g, x)[0])]
     np.testing.assert_allclose(program(gradkit), program(torch), rtol=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("bias", [False, True])
+def test_transposed_convolution_with_an_empty_output_has_zero_gradients(d, bias):
+    """torch computes nothing for a float32 transposed convolution whose padding leaves an
+    empty output (oneDNN's): the gradients are zeros; gradkit's cropped a computed region, and
+    its backward multiplied the zeros of the crop by an infinite input (wide seed 43285)."""
+    def program(m):
+        t = m.tensor([[-math.inf, 0.6826568]], requires_grad=True)
+        weight = t.reshape(-1).repeat(8)[:2 * 2 ** d].reshape((2, 1) + (2,) * d)
+        b = m.tensor([0.5, 1.0], requires_grad=True) if bias else None
+        y = getattr(m.nn.functional, f"conv_transpose{d}d")(t.reshape((1, 2) + (1,) * d),
+                                                            weight, b, 1, 1, 0, 2)
+        grads = m.autograd.grad((y * 2).sum(), [t] + ([b] if bias else []))
+        return str([tuple(y.shape)] + [g.tolist() for g in grads])
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))

@@ -73,7 +73,7 @@ OWN_NAMES = {
                              "edge_meta", "not_writable"},
     "torch.autograd.forward_ad": {"SavedTensor", "has_tangents", "propagate",
                                   "propagate_function", "suspended", "after_inplace",
-                                  "grad_state", "input_tangents"},
+                                  "grad_state", "input_tangents", "level_open"},
     "torch.profiler": {"ChromeTraceWriter", "EventList", "FunctionEvent", "FunctionEventAvg",
                        "TraceFile", "load_trace"},
 }

@@ -1,7 +1,7 @@
 """torch's functorch tests of jvp and linearize (test/functorch/test_eager_transforms.py:
 TestJvp, TestLinearize, TestVmapJvpInplaceView), re-checked on gradkit.func against torch
-2.13. gradkit's jvp is reverse mode twice (see gradkit/func/transforms.py); the values,
-structures and errors are torch's."""
+2.13. gradkit's jvp runs forward mode on dual tensors, as torch's (see
+gradkit/func/transforms.py); the values, structures and errors are torch's."""
 import pytest
 from torch_expectations.twin import leaf, like_torch, plain, raises_like_torch
 
@@ -264,4 +264,58 @@ def test_vmap_of_jvp_writing_a_dual_into_a_plain_tensor():
                 f.vmap(into_view, in_dims=(1, 1))(x.clone(), y),
                 f.vmap(push(into_base), in_dims=(1, 2, 2))(x2, y2, yt2),
                 f.vmap(into_base, in_dims=(1, 2))(x2, y2))
+    like_torch(program)
+
+
+def test_jvp_runs_forward_mode_through_no_grad_and_stops_at_detach():
+    """Forward mode ignores grad mode: no_grad() inside func keeps the tangent, detach()
+    drops it (h-fwdjvp: gradkit's jvp was a double backward pass, which no_grad() stopped)."""
+    def program(lib):
+        x, t = plain(lib, 3), plain(lib, 3, seed=1)
+
+        def f(a):
+            with lib.no_grad():
+                b = a.sin() * a
+            return b + a.detach() * a, lib.maximum(a, a)
+        return lib.func.jvp(f, (x,), (t,))
+    like_torch(program)
+
+
+def test_jvp_nests_and_composes_with_reverse_mode():
+    """jvp of jvp (the inner one gradkit's double-vjp fallback under the outer dual level),
+    jvp of grad (forward over reverse), grad of jvp (reverse over forward), jacfwd of jacfwd
+    and hessian, as torch's."""
+    def program(lib):
+        func = lib.func
+        x, t = plain(lib, 2), plain(lib, 2, seed=1)
+        xr = x.clone().requires_grad_()
+        tangent = func.jvp(lambda a: a.exp() * a, (xr,), (t,))[1]
+        return (func.jvp(lambda a: func.jvp(lambda b: b.sin() * b, (a,), (t,))[1], (x,),
+                         (t * 0.5,)),
+                func.jvp(func.grad(lambda a: (a.sin() * a ** 3).sum()), (x,), (t,)),
+                lib.autograd.grad(tangent.sum(), xr),
+                func.jacfwd(func.jacfwd(lambda a: a.sin() * a.sum()))(x),
+                func.hessian(lambda a: (a.exp() * a.cos()).sum())(x))
+    like_torch(program)
+
+
+def test_jvp_inside_a_forward_ad_level_is_torchs_nested_error():
+    """torch's jvp enters a dual level of its own: inside a user's dual_level that is
+    "Nested forward mode AD is not supported" (gradkit's fell back to the double-vjp trick)."""
+    def program(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(plain(lib, 2), plain(lib, 2, seed=1))
+            lib.func.jvp(lambda a: a ** 3, (x,), (plain(lib, 2, seed=2),))
+    raises_like_torch(program, RuntimeError, "Nested forward mode AD is not supported")
+
+
+def test_jacfwd_writes_into_its_arguments_once():
+    """jacfwd is one jvp per input element in gradkit (torch vmaps one call): func's writes
+    into the differentiated input and into another argument land once in the caller's
+    tensors."""
+    def program(lib):
+        x, w = plain(lib, 2), lib.zeros(2, dtype=lib.float64)
+        jacobian = lib.func.jacfwd(lambda a, b: b.add_(1) * a.mul_(2))(x, w)
+        return jacobian, x, w
     like_torch(program)

@@ -113,28 +113,19 @@ def test_vmap_refuses_a_write_into_an_unmapped_tensor_torch_allows():
         program(gradkit)
 
 
-_AS_REVERSE_MODE = "jvp/jacfwd/hessian are reverse mode: torch's reverse mode raises (gives) " \
-    "the same"
-
-
-def test_reverse_mode_jvp_refuses_a_saved_value_written_in_place():
-    """Known difference (docs/func.md, "where torch's reverse mode raises too"; seed 106):
-    gradkit's jvp is a double backward pass, so exp's saved output written in place is
-    refused, as torch's vjp refuses it, where torch's forward mode computes."""
-    assert _known_as(106) == _AS_REVERSE_MODE
-
-    def f(x):
-        y = x.exp()
-        y.mul_(2)
-        return y
-    args = (torch.tensor([0.5], dtype=torch.float64),), (torch.ones(1, dtype=torch.float64),)
-    _, tangent = torch.func.jvp(f, *args)
-    assert tangent.tolist() == [2 * torch.exp(torch.tensor(0.5, dtype=torch.float64)).item()]
-    ours = [tuple(gradkit.tensor(t.numpy()) for t in a) for a in args]
-    for call in (lambda: torch.func.vjp(f, *args[0])[1](*args[1]),
-                 lambda: gradkit.func.jvp(f, *ours)):
-        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-            call()
+def test_jvp_of_a_saved_value_written_in_place_is_forward_mode():
+    """gradkit's jvp runs forward mode, as torch's (seed 106 was the Known "jvp ... reverse
+    mode" while it was a double backward pass): exp's output written in place has its tangent
+    where a backward pass refuses the saved value written in place."""
+    def program(m):
+        def f(x):
+            y = x.exp()
+            y.mul_(2)
+            return y
+        return m.func.jvp(f, (m.tensor([0.5], dtype=m.float64),),
+                          (m.ones(1, dtype=m.float64),))
+    assert_same_as_torch(program)
+    assert program(gradkit)[1].tolist() == [2 * math.exp(0.5)]
 
 
 def _no_grad_square(m):
@@ -145,18 +136,17 @@ def _no_grad_square(m):
     return m.func.jacfwd(f)(x), m.func.jacrev(f)(x)
 
 
-def test_no_grad_stops_jacfwd_as_it_stops_jacrev():
-    """Known difference (docs/func.md, "where torch's reverse mode raises too"; seeds 867,
-    449): torch's forward mode pushes tangents through no_grad(), gradkit's jacfwd (reverse
-    mode) gives torch's jacrev; floor_divide's missing derivative is reverse mode's error."""
-    assert _known_as(867) == _known_as(449) == _AS_REVERSE_MODE
-    forward, reverse = _no_grad_square(torch)
-    assert forward.tolist() == [[-1.0]] and reverse.tolist() == [[0.0]]
-    assert [j.tolist() for j in _no_grad_square(gradkit)] == [[[0.0]], [[0.0]]]
-    x = gradkit.tensor([1.5], dtype=gradkit.float64)
-    for m, error in ((torch, NotImplementedError), (gradkit, RuntimeError)):
-        with pytest.raises(error, match="floor_divide"):
-            m.func.jacfwd(lambda x: x // x)(m.tensor(x.numpy()))
+def test_no_grad_inside_jacfwd_does_not_stop_the_tangent():
+    """jacfwd runs forward mode, as torch's: no_grad() inside stops jacrev's derivative, not
+    jacfwd's, and floor_divide's missing forward formula raises (seeds 867, 449: a Known
+    while gradkit's jacfwd was reverse mode)."""
+    assert_same_as_torch(_no_grad_square)
+    assert [j.tolist() for j in _no_grad_square(gradkit)] == [[[-1.0]], [[0.0]]]
+    for m in (torch, gradkit):
+        with pytest.raises(NotImplementedError, match="forward AD with aten::floor_divide"):
+            m.func.jacfwd(lambda x, m=m: x // x)(m.tensor([1.5], dtype=m.float64))
+    for seed in (867, 449):
+        assert check(generate(RandomDrawer(seed), "fwd")) == []
 
 
 def test_torch_gives_a_single_precision_output_a_double_tangent():
@@ -329,8 +319,8 @@ def test_torch_vmap_refuses_a_batched_write_into_an_unbatched_tensor_made_inside
 def test_jacobians_of_an_empty_tensor_are_empty_blocks():
     """Known difference (docs/func.md, "The Jacobians of an empty input or output are empty
     blocks"; seed 3036): torch's jacfwd with has_aux of an empty input raises an IndexError."""
-    assert _known_as(3036) in ("torch's Jacobians of an empty tensor raise under its vmap or "
-                               "backward", _AS_REVERSE_MODE)
+    assert _known_as(3036) == "torch's Jacobians of an empty tensor raise under its vmap or " \
+        "backward"
     with pytest.raises(IndexError):
         torch.func.jacfwd(lambda x: (x * 2, x), has_aux=True)(torch.ones(2, 0))
     jacobian, aux = gradkit.func.jacfwd(lambda x: (x * 2, x), has_aux=True)(gradkit.ones(2, 0))
@@ -353,55 +343,53 @@ def test_jacrev_of_several_outputs_is_one_backward_pass_as_torch():
             return x, exp, x // x
         return m.func.jacrev(f)(m.tensor(2.5, dtype=m.float64))
     assert_same_as_torch(program)
-    assert _known_as(8625) == "jvp/jacfwd/hessian are reverse mode: torch's reverse mode " \
-        "raises (gives) the same"
+    assert check(generate(RandomDrawer(8625), "fwd")) == []
 
 
 def test_tangent_of_an_empty_mean_is_zero():
-    """Known difference (docs/autograd.md, "mode) is 0 in gradkit, NaN (0/0) in torch"; seeds
-    4282, 3475): logsumexp's tangent over no elements, and a mean's under jacfwd."""
-    assert _known_as(4282) == _known_as(3475) == "the tangent of a mean over no elements: " \
-        "torch's 0/0 NaN"
+    """Known difference (docs/autograd.md, "mode) is 0 in gradkit, NaN (0/0) in torch"; seed
+    4282): logsumexp's tangent over no elements. A mean's under jacfwd (seed 3475) is torch's
+    NaN since gradkit's jacfwd runs mean's forward formula."""
+    assert _known_as(4282) == "the tangent of a mean over no elements: torch's 0/0 NaN"
     for m in (gradkit, torch):
         fw = m.autograd.forward_ad
         with fw.dual_level():
             x = fw.make_dual(m.ones(0), m.ones(0))
             tangent = fw.unpack_dual(x.logsumexp(0)).tangent.item()
-        # d mean(x) / d y of an empty x
-        jacobian = m.func.jacfwd(lambda x, y: (x.mean(), y), argnums=(0, 1))(
-            m.ones(0), m.ones(1))[0][1]
-        assert (tangent, jacobian.item()) == (0.0, 0.0) if m is gradkit else \
-            np.isnan([tangent, jacobian.item()]).all()
+        assert tangent == 0.0 if m is gradkit else math.isnan(tangent)
+    # d mean(x) / d y of an empty x
+    assert_same_as_torch(lambda m: m.func.jacfwd(lambda x, y: (x.mean(), y), argnums=(0, 1))(
+        m.ones(0), m.ones(1))[0][1])
+    assert check(generate(RandomDrawer(3475), "fwd")) == []
 
 
-def test_no_grad_inside_stops_gradkits_jvp():
-    """Known difference (docs/func.md, "stops their derivatives, which torch's"; seed 2759):
-    torch's forward mode pushes tangents through no_grad()."""
-    assert _known_as(2759) == "no_grad() inside stops gradkit's jvp (a backward pass), not " \
-        "torch's forward mode"
-    for m, expected in ((torch, 3.0), (gradkit, 0.0)):
-        def f(x, m=m):
+def test_no_grad_inside_jvp_does_not_stop_the_tangent():
+    """Forward mode ignores grad mode: torch's jvp, and gradkit's since it runs on dual
+    tensors, push the tangent through no_grad() (fwd seed 2759, a Known while gradkit's jvp
+    was a backward pass)."""
+    def program(m):
+        def f(x):
             with m.no_grad():
                 return x * 3.0
-        assert m.func.jvp(f, (m.tensor(1.0),), (m.tensor(1.0),))[1].item() == expected
+        return m.func.jvp(f, (m.tensor([1.0]),), (m.tensor([1.0]),))
+    assert_same_as_torch(program)
+    assert program(gradkit)[1].tolist() == [3.0]
+    assert check(generate(RandomDrawer(2759), "fwd")) == []
 
 
-def test_no_grad_inside_jvp_spares_gradkit_torchs_forward_ad_refusal_after_it():
-    """The same Known (fwd seed 309610): torch's tangent goes through no_grad() and on into
-    floor_divide, which has no forward derivative; gradkit's jvp stops at no_grad()."""
-    assert _known_as(309610) == "no_grad() inside stops gradkit's jvp (a backward pass), " \
-        "not torch's forward mode"
-
+def test_no_grad_inside_jvp_then_an_op_without_forward_formula_raises():
+    """The tangent goes through no_grad() on into floor_divide, which has no forward formula:
+    torch's NotImplementedError, in gradkit too (fwd seed 309610)."""
     def f(m):
         def inner(x):
             with m.no_grad():
                 y = x * 3.0
             return 0.5 // y
         return inner
-    with pytest.raises(NotImplementedError, match="Trying to use forward AD with"):
-        torch.func.jvp(f(torch), (torch.tensor(1.0),), (torch.tensor(1.0),))
-    assert gradkit.func.jvp(f(gradkit), (gradkit.tensor(1.0),),
-                            (gradkit.tensor(1.0),))[1].item() == 0.0
+    for m in (torch, gradkit):
+        with pytest.raises(NotImplementedError, match="Trying to use forward AD with"):
+            m.func.jvp(f(m), (m.tensor(1.0),), (m.tensor(1.0),))
+    assert check(generate(RandomDrawer(309610), "fwd")) == []
 
 
 def _detach_captured(m, transform):
@@ -474,18 +462,18 @@ def test_pow_saves_its_result_under_reverse_transforms_as_torch():
 
 
 def test_a_nan_derivative_lands_in_rows_or_columns_by_mode():
-    """Known difference (docs/func.md, "in its columns under reverse mode"; seeds 4680, 1854):
-    the Jacobian of x ** 2 at a NaN."""
-    placement = "a NaN derivative lands in a Jacobian's rows (forward mode) or columns " \
-        "(reverse) (or a masked infinite one is NaN in gradkit's jvp)"
-    assert _known_as(1854) == placement and _known_as(4680) in (placement, _AS_REVERSE_MODE)
-    x = [0.5, float("nan")]
-    forward = torch.func.jacfwd(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
-    reverse = torch.func.jacrev(lambda x: x ** 2)(torch.tensor(x, dtype=torch.float64))
-    ours = gradkit.func.jacfwd(lambda x: x ** 2)(gradkit.tensor(x, dtype=gradkit.float64))
-    assert np.isnan(forward.numpy()[1]).all() and not np.isnan(forward.numpy()[0]).any()
-    assert np.isnan(reverse.numpy()[:, 1]).all() and not np.isnan(reverse.numpy()[:, 0]).any()
-    np.testing.assert_array_equal(ours.numpy(), reverse.numpy())
+    """A NaN derivative lands in the Jacobian's rows under forward mode (jacfwd) and in its
+    columns under reverse mode (jacrev), in gradkit as in torch (seeds 4680, 1854: a Known
+    while gradkit's jacfwd was reverse mode and its jvp the double-vjp trick)."""
+    def program(m):
+        x = m.tensor([0.5, float("nan")], dtype=m.float64)
+        return m.func.jacfwd(lambda x: x ** 2)(x), m.func.jacrev(lambda x: x ** 2)(x)
+    assert_same_as_torch(program)
+    forward, reverse = (j.numpy() for j in program(gradkit))
+    assert np.isnan(forward[1]).all() and not np.isnan(forward[0]).any()
+    assert np.isnan(reverse[:, 1]).all() and not np.isnan(reverse[:, 0]).any()
+    for seed in (4680, 1854):
+        assert check(generate(RandomDrawer(seed), "fwd")) == []
 
 
 def test_detach_inside_grad_under_jvp():
@@ -683,7 +671,8 @@ def test_tangent_of_a_real_result_of_a_complex_dual_is_laid_out_as_its_primal():
 def test_saved_tensor_detached_in_place_then_written_reports_the_detach_first():
     """A saved tensor detached in place (``detach_``) and then written in place: torch's
     SavedVariable refuses the detach before it compares versions; gradkit's reverse mode (so
-    its jvp) said the version first (fwd seed 13148: jvp of clone, mul, detach_, copy_)."""
+    its jvp then) said the version first (fwd seed 13148: jvp of clone, mul, detach_, copy_,
+    which gradkit's forward-mode jvp now computes as torch's)."""
     def program(m):
         x = m.tensor(1.5 + 0.5j, dtype=m.complex64, requires_grad=True)
         clone = x.clone()
@@ -692,8 +681,7 @@ def test_saved_tensor_detached_in_place_then_written_reports_the_detach_first():
         clone.copy_(clone)
         product.abs().backward()
     assert_same_as_torch(program)
-    assert _known_as(13148) == "jvp/jacfwd/hessian are reverse mode: torch's reverse mode " \
-        "raises (gives) the same"
+    assert check(generate(RandomDrawer(13148), "fwd")) == []
 
 
 def test_known_checks_of_in_place_writes_skip_a_transform_run():
@@ -759,23 +747,16 @@ def test_second_backward_through_a_batched_bmm_rule_sums_the_batch(batch):
     assert diff_program(generate(RandomDrawer(19671), "fwd"))[0] == []
 
 
-def test_jacfwd_refuses_a_complex_output_after_floor_divide_as_torchs_jacrev():
-    """Known difference (docs/func.md, "as torch's `jacrev` does"; seed 300909):
-    torch's jacfwd stops at floor_divide's missing forward derivative; gradkit's (reverse
-    mode) runs the function and refuses its complex output, with torch's jacrev's message
-    (naming jacfwd)."""
+def test_jacfwd_stops_at_floor_divide_before_a_complex_output_as_torch():
+    """jacfwd runs forward mode: floor_divide's missing forward formula raises before the
+    complex output is refused, as in torch (seed 300909: a Known while gradkit's jacfwd was
+    reverse mode and refused the complex output with torch's jacrev's message)."""
     def f(m):
         return lambda a: m.where(a // 0.5 > 3, a, 1 + 2j)
-    x = (1.5, 2.5)
-    with pytest.raises(NotImplementedError, match="floor_divide"):
-        torch.func.jacfwd(f(torch))(torch.tensor(x, dtype=torch.float64))
-    messages = []
-    for m, transform in ((torch, torch.func.jacrev), (gradkit, gradkit.func.jacfwd)):
-        with pytest.raises(RuntimeError, match="Expected all outputs to be real") as info:
-            transform(f(m))(m.tensor(x, dtype=m.float64))
-        messages.append(str(info.value).replace("jacrev", "jacfwd"))
-    assert messages[0] == messages[1]
-    assert _known_as(300909) == _AS_REVERSE_MODE
+    for m in (torch, gradkit):
+        with pytest.raises(NotImplementedError, match="floor_divide"):
+            m.func.jacfwd(f(m))(m.tensor((1.5, 2.5), dtype=m.float64))
+    assert check(generate(RandomDrawer(300909), "fwd")) == []
 
 
 def test_captured_write_that_fails_raises_its_own_error_first():
@@ -861,12 +842,34 @@ def test_torch_vmap_refuses_an_index_put_its_one_sample_run_does():
         "(.item(), detach_())"
 
 
-def test_reverse_mode_jacfwd_meets_a_captured_write_torchs_reverse_mode_refuses_first():
-    """Known difference (docs/func.md, "where torch's reverse mode raises too"; fwd seed
-    376272): torch's jacfwd refuses floor_divide's missing forward formula; gradkit's (reverse
-    mode) goes on to exp_ of a captured int16 tensor, whose own cast error it raises where
-    torch's jacrev refuses the captured write first."""
-    assert _known_as(376272) == _AS_REVERSE_MODE
+def _write_between_split_keys(m, mapped: bool):
+    def f(x):
+        x = x.clone()
+        x[m.tensor([True]), None, m.tensor([0])] = x.sum()
+        return x
+    x = m.tensor([[[1.0]], [[2.0]], [[3.0]]], dtype=m.float64)
+    return m.vmap(f)(x) if mapped else m.stack([f(sample) for sample in x])
+
+
+def test_torch_vmap_refuses_a_write_through_advanced_indices_split_by_none():
+    """Known difference (docs/func.md, "advanced indices split by `None`"; fwd seed 456030):
+    torch's batched index_put_ of a key whose advanced indices a None splits (the indexed
+    dims go first) puts the batch behind them and refuses the value ("cannot be broadcast to
+    indexing result of shape [1, 3, 1]"); one sample at a time (torch's too) writes it. The
+    one-sample reference of the Known runs leaves that require no grad, as the transform's
+    (a leaf requiring grad refused the write itself)."""
+    assert _known_as(456030) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+    with pytest.raises(RuntimeError, match="cannot be broadcast to indexing result"):
+        _write_between_split_keys(torch, True)
+    np.testing.assert_array_equal(_write_between_split_keys(gradkit, True).numpy(),
+                                  _write_between_split_keys(torch, False).numpy())
+
+
+def test_forward_mode_jacfwd_stops_at_floor_divide_before_a_captured_write():
+    """fwd seed 376272 (a Known while gradkit's jacfwd was reverse mode and went on to a
+    captured write): floor_divide's missing forward formula raises first, in both."""
+    assert check(generate(RandomDrawer(376272), "fwd")) == []
 
 
 def test_torch_index_add_refuses_its_double_tangent_under_jvp_of_grad():
@@ -893,23 +896,19 @@ def test_vmap_of_an_empty_sample_amax_raises_torchs_per_sample_error():
 
 
 @pytest.mark.parametrize("seed", [442473, 450274, 458793])
-def test_jvp_of_maximum_at_a_tie_or_nan_is_a_known_difference(seed):
-    """Known (docs/func.md, "the transpose of its backward formula"): gradkit's jvp is
-    the double-vjp trick, torch's forward mode its own formula, which at a tie or a NaN is not
-    the backward's transpose; forward_ad's duals, which run gradkit's forward formulas, give
-    torch's tangents there."""
-    problems, known = diff_program(generate(RandomDrawer(seed), "fwd"))
-    assert not problems or known.startswith("jvp of maximum/minimum at a tie or NaN")
+def test_jvp_of_maximum_at_a_tie_or_nan_is_torchs_forward_formula(seed):
+    """gradkit's jvp runs the ops' forward formulas, as torch's: maximum/minimum at a tie or a
+    NaN give torch's tangent (``other_t + where(x == y, 1/2, x > y) (x_t - y_t)``), not the
+    backward's transpose (these seeds were a Known while jvp was the double-vjp trick)."""
+    assert check(generate(RandomDrawer(seed), "fwd")) == []
 
-    def dual(m, name):
-        fw = m.autograd.forward_ad
+    def program(m, name):
         x = m.tensor([math.nan, 1.0, 2.0])
-        with fw.dual_level():
-            d = fw.make_dual(x, m.tensor([0.7, 0.3, 0.2]))
-            return [fw.unpack_dual(getattr(m, name)(d, d)).tangent.tolist(),
-                    fw.unpack_dual(getattr(m, name)(d, m.ones(3))).tangent.tolist()]
+        t = m.tensor([0.7, 0.3, 0.2])
+        return (m.func.jvp(lambda d: getattr(m, name)(d, d), (x,), (t,))[1],
+                m.func.jvp(lambda d: getattr(m, name)(d, m.ones(3)), (x,), (t,))[1])
     for name in ("maximum", "minimum"):
-        assert dual(gradkit, name) == dual(torch, name)
+        assert_same_as_torch(lambda m, name=name: program(m, name))
 
 
 def test_vmap_of_a_scalar_sample_promotes_as_a_known_difference():
@@ -927,3 +926,100 @@ def test_vmap_of_a_scalar_sample_promotes_as_a_known_difference():
         return str(out.dtype).split(".")[-1]
     assert (program(gradkit, True), program(torch, True)) == ("float32", "float64")
     assert program(gradkit, False) == program(torch, False) == "float32"
+
+
+def _remainder_of_a_number(m):
+    x = m.tensor([0.7, -2.0], dtype=m.float64, requires_grad=True)
+    v = x * 1
+    y = -1.5 % v
+    v.sigmoid_()
+    y.sum().backward()
+
+
+def _hardsigmoid_double_backward(m):
+    x = m.tensor([0.7, 0.2], dtype=m.float64, requires_grad=True)
+    v = x * 1
+    g, = m.autograd.grad(m.nn.functional.hardsigmoid(v).sum(), v, create_graph=True)
+    v.mul_(2)
+    g.sum().backward()
+
+
+def _zeta_of_a_written_q(m):
+    x = m.tensor([2.5, 3.0], dtype=m.float64, requires_grad=True)
+    q = m.tensor([1.5, 2.0], dtype=m.float64)
+    y = m.special.zeta(x, q)
+    q.mul_(2)
+    y.sum().backward()
+
+
+@pytest.mark.parametrize("program", [_remainder_of_a_number, _hardsigmoid_double_backward,
+                                     _zeta_of_a_written_q])
+def test_a_node_without_derivative_saves_no_tensor_as_torchs(program):
+    """torch's NotImplemented node (``-1.5 % x``, a backward without derivative) saves nothing,
+    nor does a node for a formula that only refuses (zeta's self): an in-place write into the
+    operand afterwards gives torch's "not implemented" error, not a version error (fwd seed
+    445254, which now agrees: jvp is forward mode)."""
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(445254), "fwd")) == []
+
+
+def test_matrix_product_tangent_counts_a_missing_tangent_as_zeros():
+    """torch's forward formula of mm / mv / bmm (and matmul through them), x_t @ y + x @ y_t,
+    takes a missing tangent as zeros, so a plain operand times an infinite dual has a NaN
+    tangent (0 @ inf); dot's skips it (fwd seed 307037: jvp of grad of a 1 x 1 product at
+    inf, through matmul's backward)."""
+    def program(m):
+        fw = m.autograd.forward_ad
+        inf = float("inf")
+        tangents = []
+        with fw.dual_level():
+            for a, b in (((1, 1), (1, 1)), ((2,), (2,)), ((2, 2), (2,)), ((2,), (2, 2)),
+                         ((3, 2, 2), (2, 2))):
+                right = fw.make_dual(m.full(b, inf), m.ones(b))
+                left = fw.make_dual(m.full(a, inf), m.ones(a))
+                tangents += [fw.unpack_dual(m.ones(a) @ right).tangent,
+                             fw.unpack_dual(left @ m.ones(b)).tangent]
+            dual = fw.make_dual(m.full((1, 2, 2), inf), m.ones(1, 2, 2))
+            tangents.append(fw.unpack_dual(m.bmm(m.ones(1, 2, 2), dual)).tangent)
+        x = m.tensor([inf])
+        return tuple(tangents) + m.func.jvp(m.func.grad(
+            lambda a: (a.view(1, -1) @ a.view(1, -1)).sum()), (x,), (m.ones(1),))
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(307037), "fwd")) == []
+
+
+def test_torch_remainder_by_a_number_shares_its_tangent():
+    """Known difference (docs/autograd.md, "is x's own tangent tensor"; fwd seed 303192):
+    torch's tangent of x % number is x's tangent tensor itself, which an in-place write into
+    the result then updates; gradkit's result has a tangent of its own."""
+    assert _known_as(303192) == "torch's tangent of x % number is x's own tangent: a write " \
+        "into the result changes x's"
+
+    def program(m, op):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([0.3, 0.7], dtype=m.float64),
+                             m.ones(2, dtype=m.float64))
+            op(x).mul_(3)
+            return fw.unpack_dual(x).tangent.tolist()
+    for op in (lambda x: x % 2.0, lambda x: x.fmod(2.0)):
+        assert (program(torch, op), program(gradkit, op)) == ([3.0, 3.0], [1.0, 1.0])
+
+
+def test_write_through_a_complex_view_of_a_dual_that_requires_grad():
+    """A write into view_as_complex of a dual clone whose primal requires grad: the base's
+    rebase onto CopySlices pushed a tangent of its own, zeros in the values' complex dtype
+    replayed through view_as_complex, which refused it (fwd seed 440363: hessian, forward
+    over reverse); forward AD gives the base its tangent after the write anyway."""
+    def program(m):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor([0.5, 1.5], requires_grad=True), m.tensor([1.0, 2.0]))
+            base = x.clone()
+            m.view_as_complex(base).add_(0.001)
+            tangent = fw.unpack_dual(base).tangent
+        return tangent, m.func.hessian(
+            lambda a: (m.view_as_complex(a.clone()).add_(0.001).real * a).sum())(
+            m.tensor([0.5, 1.5]))
+    assert_same_as_torch(program)
+    assert check(generate(RandomDrawer(440363), "fwd")) == []

@@ -47,7 +47,9 @@ def test_pruned_values_still_support_double_backward():
 def test_the_analysis_reads_code_conservatively():
     assert _entries_read(lambda g, x, y: g * y, 2) == frozenset({1})
     assert _entries_read(lambda g, x, y: [g * v for v in (x,)], 2) == frozenset({0})
-    assert _entries_read(lambda g, *saved: g, 2) is None       # cannot tell: keep all
+    assert _entries_read(lambda g, *saved: g * saved[0], 2) is None  # cannot tell: keep all
+    assert _entries_read(lambda g, *saved: g, 2) == frozenset()  # never read: a refusal's
+    assert _entries_read(lambda g, x, *saved: g * x, 3) == frozenset({0})
 
     def uses_closure(g, x, y):
         return (lambda: y)() * g

@@ -66,7 +66,7 @@ def enter_dual_level() -> int:
         if _current is not None:
             raise RuntimeError("Nested forward mode AD is not supported at the moment")
         _current = _Level(0)
-        _dispatch._forward_ad = _this_module()
+        _dispatch._forward_ad = sys.modules[__name__]
     return _current.index
 
 
@@ -80,6 +80,11 @@ def exit_dual_level(*, level: int | None = None) -> None:
         _current.open = False
         _current = None
         _dispatch._forward_ad = None
+
+
+def level_open() -> bool:
+    """Whether a dual level is open (gradkit.func's jvp opens its own only where none is)."""
+    return _current is not None
 
 
 class dual_level:  # noqa: N801 - torch's spelling
@@ -144,8 +149,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """``(primal, tangent)`` of a dual tensor; tangent is None for a tensor without one.
 
-    Beyond torch: a tangent from a level that has exited raises instead of
-    silently reading as None.
+    Beyond torch: a tangent from a level that has exited raises instead of reading as None.
     """
     fw = getattr(tensor, "_fw", None)
     if fw is None:
@@ -394,7 +398,3 @@ def _base_for_tangents(tensor):
     """The tensor whose tangent ``tensor``'s tangent is a view of: its forward base."""
     view = getattr(tensor, "_view", None)
     return tensor if view is None else _forward_base(view)[0]
-
-
-def _this_module():
-    return sys.modules[__name__]

@@ -85,7 +85,15 @@ def fresh(x) -> Tensor:
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     x = ordinary(x)
-    return x.view_as(x) if x.requires_grad else x.detach()._set_requires_grad(True)
+    return x.view_as(x) if x.requires_grad else undetached_tangent(
+        x.detach()._set_requires_grad(True), x)
+
+
+def undetached_tangent(detached: Tensor, x: Tensor) -> Tensor:
+    """``detached`` (``x.detach()``) with ``x``'s forward-mode tangent: a reverse transform
+    detaches from its own level only, an enclosing jvp's tangent goes on (torch's levels)."""
+    detached._fw = getattr(x, "_fw", None)
+    return detached
 
 
 def ordinary(x: Tensor) -> Tensor:
@@ -119,15 +127,21 @@ def fresh_writable_tree(tree) -> tuple:
     leaves = [fresh(x) for x in originals]
     # a view of a copy, as torch's dual tensors are views (detach_() is refused)
     given = [x.clone().view_as(x) if x.is_leaf else x for x in leaves]
-    versions = [x._version for x in given]
+    copied = [(o, x) for o, x, leaf in zip(originals, given, leaves, strict=True) if x is not leaf]
+    return tree_unflatten(given, spec), leaves, writing_back(copied)
+
+
+def writing_back(copied: list):
+    """``write_back()`` for ``(original, copy)`` pairs: copies what ``func`` wrote into a
+    copy (its version moved) into the caller's tensor, as torch's writes land there."""
+    copied = [(original, x, x._version) for original, x in copied]
 
     def write_back() -> None:
         with no_grad():
-            for original, leaf, x, version in zip(originals, leaves, given, versions,
-                                                  strict=True):
-                if x is not leaf and x._version != version:
+            for original, x, version in copied:
+                if x._version != version:
                     original.copy_(x)
-    return tree_unflatten(given, spec), leaves, write_back
+    return write_back
 
 
 def vjps(outputs, inputs, cotangents, is_grads_batched: bool = False, retain_graph: bool = True,
@@ -157,7 +171,10 @@ class Stripper:
     def __call__(self, value):
         if isinstance(value, Tensor) and value.requires_grad and not (
                 self.keep_any and self._reaches_outer(value)):
-            return value.detach()
+            fw = getattr(value, "_fw", None)  # an enclosing jvp's tangent, stripped too
+            value = value.detach()
+            if fw is not None and fw[0].open:
+                value._fw = (fw[0], self(fw[1]))
         return value
 
     def tree(self, tree):

@@ -2,10 +2,10 @@
 
 The Jacobian of each output leaf ``o`` with respect to each input leaf ``x`` has shape
 ``o.shape + x.shape``; results nest as torch's: output structure outside, then a tuple over
-``argnums`` (when it is a tuple), then each argument's own structure. Both ``jacrev`` and
-``jacfwd`` compute it in reverse mode, one batched backward pass over all output leaves
-(``is_grads_batched``, as torch's vmapped vjp), so they give the same numbers; they differ in
-their arguments and error messages, as torch's do.
+``argnums`` (when it is a tuple), then each argument's own structure. ``jacrev`` computes it
+in reverse mode, one batched backward pass over all output leaves (``is_grads_batched``, as
+torch's vmapped vjp); ``jacfwd`` in forward mode, one ``jvp`` per input element (torch vmaps
+its jvp over the same basis tangents), so each gives what torch's gives.
 
 >>> from gradkit.func import jacrev
 >>> jacrev(lambda x: x ** 2)(gradkit.tensor([1.0, 2.0]))
@@ -14,17 +14,20 @@ tensor([[2., 0.],
 """
 from __future__ import annotations
 
-import contextlib
 import functools
+import types
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
 from gradkit.creation import eye, zeros
 from gradkit.func._levels import (
-    Stripper, checked_argnums, differentiating, fresh_tree, fresh_writable_tree, guarded_call,
-    split_aux, tensor_leaves, vjps)
+    Stripper, checked_argnums, differentiating, fresh_tree, guarded_call,
+    split_aux, tensor_leaves, vjps, writing_back)
 from gradkit.func.pytree import tree_flatten, tree_unflatten
+from gradkit.func.transforms import jvp
 from gradkit.func.vmap import check_randomness, random_refused
+from gradkit.generator import default_generator
+from gradkit.ops.joining import stack
 
 def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int | None = None,
            _preallocate_and_copy: bool = False) -> Callable:
@@ -35,20 +38,94 @@ def jacrev(func: Callable, argnums=0, *, has_aux: bool = False, chunk_size: int 
     """
     if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
         raise ValueError("jacrev: `chunk_size` should be greater than 0.")
-    return _jacobian_function(func, argnums, has_aux, "jacrev", "vjp(f, *primals)")
+    return _jacrev_function(func, argnums, has_aux)
 
 
 def jacfwd(func: Callable, argnums=0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable:
     """``func`` -> the function giving its Jacobian (and aux), as ``torch.func.jacfwd``.
 
-    gradkit computes it in reverse mode too (same values); with ``randomness='error'`` (the
-    default) random draws in ``func`` raise, as under torch's (vmapped) jacfwd.
+    Forward mode, one ``jvp`` per input element; with ``randomness='error'`` (the default)
+    random draws in ``func`` raise, as under torch's (vmapped) jacfwd, with 'same' every call
+    draws the same values.
     """
     check_randomness(randomness)
-    refusing = functools.partial(random_refused, randomness)  # torch's jacfwd runs under vmap
-    return _jacobian_function(func, argnums, has_aux, "jacfwd", "jvp(f, primals, tangents)",
-                              refusing)
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        positions, is_tuple = checked_argnums(argnums, len(args))
+        _check_real(tree_flatten(args)[0], "jacfwd", "inputs")
+        trees = [args[p] for p in positions]
+        for tree in trees:
+            _check_floating(tree)
+        inputs, spec = tree_flatten(trees)
+        for x in inputs:
+            if not isinstance(x, Tensor):
+                raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+
+        out_spec, blocks, aux = _forward_blocks(func, args, positions, inputs, has_aux,
+                                                randomness)
+        jacobian = _nested(blocks, spec, out_spec, is_tuple)
+        return (jacobian, aux) if has_aux else jacobian
+    return wrapper
+
+
+def _call_at(func, call, *xs):
+    """``func`` called with ``call.args``, the leaves ``xs`` at ``call.positions``."""
+    args = list(call.args)
+    for position, tree in zip(call.positions, tree_unflatten(list(xs), call.spec), strict=True):
+        args[position] = tree
+    return func(*args)
+
+
+def _forward_blocks(func, args: tuple, positions: tuple, inputs: list, has_aux: bool,
+                    randomness: str) -> tuple:
+    """jacfwd's Jacobian by forward mode: one ``jvp`` per element of the ``inputs`` (the
+    argnums' leaves) gives a column of every block (torch vmaps its jvp over these basis
+    tangents). Each call gets copies of the tensor arguments, so that func's writes into
+    them happen once, as under torch's one vmapped call: the last call's land in the
+    caller's tensors. Returns the spec of func's output, the blocks per output leaf, aux."""
+    sizes = [x.numel() for x in inputs]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    flat_args, args_spec = tree_flatten(args)
+    state = default_generator.get_state() if randomness == "same" else None
+    columns = []
+    for j in range(max(sum(sizes), 1)):  # (one call without a column where there is none)
+        tangents = [zeros(x.shape, dtype=x.dtype, device=x.device) for x in inputs]
+        for t, start, n in zip(tangents, starts, sizes, strict=True):
+            if start <= j < start + n:
+                t.view(-1)[j - start] = 1.0
+        with differentiating():  # (ordinary tensors, as jvp's, inside inference_mode too)
+            copies = [x.clone() if isinstance(x, Tensor) else x for x in flat_args]
+            write_back = writing_back([(x, c) for x, c in zip(flat_args, copies, strict=True)
+                                       if c is not x])
+        call = types.SimpleNamespace(args=tree_unflatten(copies, args_spec),
+                                     positions=positions, spec=tree_flatten(
+                                         [args[p] for p in positions])[1])
+        primals = tree_flatten([call.args[p] for p in positions])[0]
+        # the other arguments out of sight of jvp's captured-write check, which looks into
+        # closures (torch lets func write them)
+        at = functools.partial(_call_at, func, call)
+        if state is not None:
+            default_generator.set_state(state)
+        with random_refused(randomness):
+            output, tangent, *aux = jvp(at, tuple(primals), tuple(tangents), has_aux=has_aux)
+        out_leaves, out_spec = tree_flatten(output)
+        _check_real(out_leaves, "jacfwd", "outputs")
+        columns.append(tree_flatten(tangent)[0] if sum(sizes) else [])
+    write_back()
+    blocks = [[_block([c[k] for c in columns[start:start + n]], out, x)
+               for x, start, n in zip(inputs, starts, sizes, strict=True)]
+              for k, out in enumerate(out_leaves)]
+    return out_spec, blocks, aux[0] if has_aux else None
+
+
+def _block(columns: list, out: Tensor, x: Tensor) -> Tensor:
+    """d out / d x (shape out.shape + x.shape, out's dtype) from its columns."""
+    shape = tuple(out.shape) + tuple(x.shape)
+    if not columns:
+        return zeros(shape, dtype=out.dtype, device=out.device)
+    return stack(columns, dim=-1).reshape(shape)
 
 
 def hessian(func: Callable, argnums=0) -> Callable:
@@ -61,45 +138,38 @@ def hessian(func: Callable, argnums=0) -> Callable:
     return jacfwd(jacrev(func, argnums), argnums)
 
 
-def _jacobian_function(func, argnums, has_aux: bool, name: str, where: str,
-                       random_mode=contextlib.nullcontext):
-    """jacrev or jacfwd (``name``); ``where`` names the product in torch's messages."""
+def _jacrev_function(func, argnums, has_aux: bool) -> Callable:
+    """jacrev: the Jacobian by one batched backward pass at fresh inputs."""
+    where = "vjp(f, *primals)"
+
     @functools.wraps(func)
     def wrapper(*args):
         positions, is_tuple = checked_argnums(argnums, len(args))
-        _check_real(tree_flatten(args)[0], name, "inputs")
+        _check_real(tree_flatten(args)[0], "jacrev", "inputs")
         with differentiating():
             args = list(args)
-            leaves, specs, write_backs = [], [], []
             for position in positions:
-                if name == "jacfwd":  # forward mode: func may write into its inputs
-                    _check_floating(args[position])
-                    args[position], arg_leaves, write_back = fresh_writable_tree(args[position])
-                    write_backs.append(write_back)
-                else:
-                    args[position], arg_leaves = fresh_tree(args[position])
-                leaves.append(arg_leaves)
-                specs.append(tree_flatten(args[position])[1])
-            with random_mode():
-                output = guarded_call(func, args, reverse=name == "jacrev")
-            output, aux = split_aux(output, has_aux, where)
+                args[position] = fresh_tree(args[position])[0]
+            flat, spec = tree_flatten([args[p] for p in positions])
+            output, aux = split_aux(guarded_call(func, args), has_aux, where)
             out_leaves, out_spec = tensor_leaves(output, where)
-            _check_real(out_leaves, name, "outputs")
-            flat = [x for arg_leaves in leaves for x in arg_leaves]
-            # forward mode's blocks are tangents of the outputs: the output's dtype
-            blocks = _blocks(out_leaves, flat, forward=name == "jacfwd")
-        for write_back in write_backs:
-            write_back()
+            _check_real(out_leaves, "jacrev", "outputs")
+            blocks = _blocks(out_leaves, flat)
         strip = Stripper(flat)
-        per_output = []
-        for out_blocks in blocks:
-            out_blocks = iter([strip(b) for b in out_blocks])
-            per_arg = tuple(tree_unflatten([next(out_blocks) for _ in arg_leaves], spec)
-                            for arg_leaves, spec in zip(leaves, specs, strict=True))
-            per_output.append(per_arg if is_tuple else per_arg[0])
-        jacobian = tree_unflatten(per_output, out_spec)
+        jacobian = _nested(
+            [[strip(b) for b in out_blocks] for out_blocks in blocks], spec, out_spec, is_tuple)
         return (jacobian, strip.tree(aux)) if has_aux else jacobian
     return wrapper
+
+
+def _nested(blocks: list, spec, out_spec, is_tuple: bool):
+    """The blocks (per output leaf, per input leaf) as torch nests them: output structure
+    outside, then a tuple over argnums (when it is a tuple), then each argument's."""
+    per_output = []
+    for out_blocks in blocks:
+        per_arg = tree_unflatten(out_blocks, spec)
+        per_output.append(tuple(per_arg) if is_tuple else per_arg[0])
+    return tree_unflatten(per_output, out_spec)
 
 
 def _check_real(leaves: list, name: str, what: str) -> None:
@@ -117,9 +187,9 @@ def _check_floating(arg) -> None:
                              f"{leaf.dtype}")
 
 
-def _blocks(outs: list, inputs: list, forward: bool) -> list:
-    """Per output, d out / d x for every input x, each of shape out.shape + x.shape (in
-    out's dtype if ``forward``, else x's): one batched backward pass over the outputs' rows
+def _blocks(outs: list, inputs: list) -> list:
+    """Per output, d out / d x for every input x, each of shape out.shape + x.shape (in x's
+    dtype): one batched backward pass over the outputs' rows
     together, as torch's vmapped vjp (so a backward error is the one torch's pass meets
     first: fwd seed 8625)."""
     sizes = [o.numel() if o.requires_grad else 0 for o in outs]
@@ -137,7 +207,7 @@ def _blocks(outs: list, inputs: list, forward: bool) -> list:
                 zip(grads, inputs, strict=True)]
         shaped = [r.reshape(tuple(out.shape) + tuple(x.shape))  # () for a scalar of a scalar
                   for r, x in zip(rows, inputs, strict=True)]
-        blocks.append([b.to(out.dtype) for b in shaped] if forward else shaped)
+        blocks.append(shaped)
     return blocks
 
 

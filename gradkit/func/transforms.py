@@ -1,23 +1,28 @@
-"""torch.func's grad, grad_and_value, vjp, jvp and linearize, on gradkit's reverse mode.
+"""torch.func's grad, grad_and_value, vjp, jvp and linearize, on gradkit's autograd.
 
 >>> from gradkit.func import grad
 >>> grad(lambda x: (x ** 3).sum())(gradkit.tensor([1.0, 2.0]))
 tensor([ 3., 12.])
 
 Transforms nest (``grad(grad(f))``, ``vmap(grad(f))``) because every one differentiates at
-fresh inputs with a graph (see _levels.py). ``jvp`` uses the double-vjp trick (J v is the
-gradient of the linear map u -> <J^T u, v>), so it nests too and needs no dual level.
+fresh inputs with a graph (see _levels.py). ``jvp`` runs forward mode, as torch's: func on
+dual tensors at a fresh dual level. gradkit has one level at a time, so a ``jvp`` inside an
+open level (jvp of jvp) uses the double-vjp trick (J v is the gradient of the linear map
+u -> <J^T u, v>) under the enclosing level's tangents.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 from collections.abc import Callable
 
 from gradkit._tensor import Tensor
+from gradkit.autograd import forward_ad
 from gradkit.creation import zeros_like
 from gradkit.func._levels import (
     Stripper, checked_argnums, differentiating, fresh_tree, fresh_writable_tree, guarded_call,
-    or_zeros, ordinary, split_aux, tensor_leaves, vjps)
+    or_zeros, ordinary, split_aux, tensor_leaves, vjps, writing_back)
 from gradkit.func.pytree import tree_flatten, tree_unflatten, treespec_pprint
 
 
@@ -129,13 +134,65 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
                                    f"{type(leaf)}")
     for p, t in zip(primal_leaves, tangent_leaves, strict=True):
         _check_tangent(p, t)
+    if forward_ad.level_open():  # inside a dual level (jvp of jvp): one level at a time
+        if not _held.levels:  # torch's jvp enters a dual level: a user's is one too many
+            raise RuntimeError("Nested forward mode AD is not supported at the moment")
+        return _jvp_by_double_vjp(func, primals, tangent_leaves, strict, has_aux, where)
+    with differentiating(), _dual_level():
+        copies = [ordinary(p).clone() for p in primal_leaves]  # func may write into them
+        write_back = writing_back(list(zip(primal_leaves, copies, strict=True)))
+        duals = [forward_ad.make_dual(c, ordinary(t))
+                 for c, t in zip(copies, tangent_leaves, strict=True)]
+        output = guarded_call(func, tree_unflatten(duals, primal_spec), reverse=False)
+        output, aux = split_aux(output, has_aux, where)
+        out_leaves, out_spec = tensor_leaves(output, where)
+        forward = [forward_ad.unpack_dual(o).tangent for o in out_leaves]
+        if strict and None in forward:
+            raise RuntimeError(_INDEPENDENT)
+    write_back()
+    forward = or_zeros(forward, out_leaves)
+    strip = Stripper([])
+    output, aux = _untangled(strip.tree(output)), _untangled(strip.tree(aux))
+    result = (output, tree_unflatten([strip(f) for f in forward], out_spec))
+    return result + (aux,) if has_aux else result
+
+
+def _untangled(tree):
+    """``tree`` with its tensors' tangents of jvp's exited level dropped (as torch's unwrapped
+    results, they are plain tensors to a later dual level)."""
+    for leaf in tree_flatten(tree)[0]:
+        if isinstance(leaf, Tensor):
+            leaf._fw = None
+    return tree
+
+
+class _Held(threading.local):
+    levels = 0  # dual levels jvp has open (one, or none)
+
+
+_held = _Held()
+
+
+@contextlib.contextmanager
+def _dual_level():
+    """A dual level of jvp's own."""
+    with forward_ad.dual_level():
+        _held.levels += 1
+        try:
+            yield
+        finally:
+            _held.levels -= 1
+
+
+def _jvp_by_double_vjp(func, primals, tangent_leaves, strict, has_aux, where) -> tuple:
+    """jvp where a dual level is open: u -> J^T u is linear in u, its vjp with the tangents
+    is J tangents (reverse mode twice, so it nests under the open level's tangents)."""
     with differentiating():
         fresh_primals, leaves, write_back = fresh_writable_tree(primals)
         output, aux = split_aux(guarded_call(func, fresh_primals, reverse=False), has_aux, where)
         out_leaves, out_spec = tensor_leaves(output, where)
         if strict:
             _check_dependent(out_leaves, leaves)
-        # u -> J^T u is linear in u; its vjp with the tangents is J tangents
         probes = [zeros_like(o.detach(), requires_grad=True) for o in out_leaves]
         back = vjps(out_leaves, leaves, probes)
         pairs = [(b, ordinary(t)) for b, t in zip(back, tangent_leaves, strict=True)
@@ -148,13 +205,16 @@ def jvp(func: Callable, primals, tangents, *, strict: bool = False, has_aux: boo
     return result + (strip.tree(aux),) if has_aux else result
 
 
+_INDEPENDENT = ("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                "inputs. This is not allowed with strict=True.")
+
+
 def _check_dependent(outputs: list, inputs: list) -> None:
     """jvp's ``strict=True``: every output must be reached from the inputs."""
     for out in outputs:
         if not out.requires_grad or all(g is None for g in vjps(
                 [out], inputs, [zeros_like(out.detach())], create_graph=False)):
-            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
-                               "independent of the inputs. This is not allowed with strict=True.")
+            raise RuntimeError(_INDEPENDENT)
 
 
 def _check_tangent(primal, tangent) -> None:

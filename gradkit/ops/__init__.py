@@ -57,6 +57,7 @@ from gradkit.ops.linalg import bmm, dot, matmul, mm, mv, outer, vdot  # noqa: F4
 from gradkit.ops.extremes import amax, amin, argmax, argmin, max, min  # noqa: F401
 from gradkit.ops.reduction import (  # noqa: F401
     all, any, cumsum, log_softmax, logsumexp, mean, softmax, sum)
+from gradkit.ops import softmax_backward as _softmax_backward  # noqa: F401 - softmax's rule
 from gradkit.ops.variance import std, std_mean, var, var_mean  # noqa: F401
 from gradkit.ops.linalg_norms import norm  # noqa: F401
 from gradkit.ops.linalg_det import det  # noqa: F401

@@ -19,7 +19,8 @@ from gradkit.autograd.inference import InferenceVersion
 from gradkit.autograd.zero_grads import Undefined
 from gradkit.ops._dispatch_general import (
     _as_array, _broadcast_message, _check_argument_types, _floating, _forward_on_device,
-    _init_saved, _new, _numpy_operands, _save, _xp_of, failed_on_argument, keep_values)
+    _init_saved, _new, _numpy_operands, _save, _xp_of, failed_on_argument, keep_values,
+    numbers_only)
 from gradkit.ops import wide_unsigned
 from gradkit.ops.result_layout import iterator_layout
 from gradkit.ops.unary_helpers import invalid_combination
@@ -327,6 +328,8 @@ def _record(op: Op, args, datas, params, out, xp):
         result = outputs
     plain = op.plain_save
     keep = op.save_mask(needing_grad) if op.saves_read is not None else ()
+    if plain and node.runs_first:  # torch's NotImplemented: remainder(1.5, x) saves no tensor
+        keep = numbers_only(plain, args, datas)
     if plain is not None:
         _save_plain(node, plain, args, outputs, keep)
     else:

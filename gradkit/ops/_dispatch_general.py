@@ -42,19 +42,26 @@ _new, _init_saved = object.__new__, SavedTensor.__init__
 def _entries_read(rule, n_saved: int) -> frozenset | None:
     """Indices of the saved values (the parameters after ``g``) that ``rule``'s code reads.
 
-    None when that cannot be told (``*args``, a non-function): then everything is kept.
-    Parameters used by nested functions or comprehensions count as read.
+    None when that cannot be told (``*args`` it reads, a non-function): then everything is
+    kept. Parameters used by nested functions or comprehensions count as read; ``*saved``
+    never read reads nothing (a refusal's ``refuse(g, *saved)``: torch's NotImplemented node
+    saves nothing, so a later in-place write is no version error).
     """
     code = getattr(rule, "__code__", None)
-    if code is None or code.co_flags & inspect.CO_VARARGS or code.co_argcount < 1 + n_saved:
+    if code is None:
         return None
-    names = code.co_varnames[1:1 + n_saved]
+    varargs = code.co_flags & inspect.CO_VARARGS
+    if not varargs and code.co_argcount < 1 + n_saved:
+        return None
+    names = code.co_varnames[1:min(1 + n_saved, code.co_argcount)]
     read = set(code.co_cellvars)
     for instruction in dis.get_instructions(code):
         if instruction.opname.startswith("LOAD_FAST") or instruction.opname in (
                 "LOAD_DEREF", "LOAD_CLOSURE"):
             value = instruction.argval
             read.update(value if isinstance(value, tuple) else (value,))
+    if varargs and code.co_varnames[code.co_argcount + code.co_kwonlyargcount] in read:
+        return None
     return frozenset(k for k, name in enumerate(names) if name in read)
 
 
@@ -265,6 +272,13 @@ def _save(node, op, args, datas, outputs, keep) -> None:
     node.extras().kept_meta = tuple(FREED_ENTRY if type(value) in (SavedTensor, _SavedInputs) or
                            (wraps and not attr and value is not None) else value
                            for value, (_, _, attr) in zip(saved, op.save_spec))
+
+
+def numbers_only(plain: tuple, args: tuple, datas: tuple) -> tuple:
+    """The save mask of a node torch names NotImplemented by its operands (remainder of a
+    number by a tensor): torch's saves nothing, so no tensor is kept (a later in-place write
+    is no version error), only the numbers its rule's refusal reads."""
+    return tuple(not is_result and datas[index] is args[index] for is_result, index in plain)
 
 
 def keep_values(node, saved: tuple) -> None:

@@ -22,7 +22,7 @@ from gradkit.autograd.saved_messages import FREED_ENTRY
 from gradkit.ops import _dispatch, wide_unsigned
 from gradkit.ops._dispatch import (_dispatch_general, _finish, _init_saved, _refuse_complex_grad,
                                    _save_plain)
-from gradkit.ops._dispatch_general import _save
+from gradkit.ops._dispatch_general import _save, numbers_only
 from gradkit.ops.promotion import WIDE_UNSIGNED as _WIDE
 from gradkit.ops.result_layout import iterator_layout
 from gradkit.ops.views import mark_one_view
@@ -189,6 +189,8 @@ def dispatch_binary(op, args: tuple, params: dict):
             if op.saves_for_every_tensor:  # pow: its node saves for both whenever both are
                 needing = (da is not a) | (db is not b) << 1
             keep = () if op.saves_read is None else op._save_masks.get(needing)
+            if node.runs_first:  # torch's NotImplemented: remainder(1.5, x) saves no tensor
+                keep = numbers_only(plain, args, (da, db))
             _save_plain(node, plain, args, (result,),
                         op.save_mask(needing) if keep is None else keep)
         elif plain is None:  # metadata saved too (matmul's x.shape): the general _save

@@ -314,13 +314,30 @@ def renorm(xp, x, *, p, dim, maxnorm):
     return x * factor
 
 
+# torch's CPU accumulate types (toAccumulateType), which renorm_backward computes in
+_ACCUMULATE = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float64,
+               np.dtype(np.complex64): np.complex128}
+
+
 def _renorm_grad(g, x, p, dim, maxnorm):
-    """torch's renorm_backward: the scale's own derivative where it scales, g elsewhere."""
+    """torch's renorm_backward, ``factor * (g - slope / (norm + 1e-7))`` where it scales, g
+    elsewhere, with the norm and the sum in the accumulate type (float64 for float32 and
+    complex64; the gradient is rounded to x's dtype after). An inf-norm's slope finds its
+    maximum with the norm in x's own dtype: torch's compares complex64 |x| with the float64
+    norm, finds none and gives NaN (a documented wart, breadth seed 11017)."""
     others = _check_renorm(x, p, dim, maxnorm)
-    norm = vector_norm(x, p, others, True)
-    slope = _norm_grad(sum(real(conj(x) * g), others, True), x, norm, p, others, True)
+    dtype = getattr(x, "_data", x).dtype
+    acc = _ACCUMULATE.get(dtype, dtype)
+    norm = vector_norm(x, p, others, True, dtype=acc)
+    products = conj(x) * g
+    if dtype.kind == "c":
+        products = real(products)
+    slope = _norm_grad(sum(products, others, True, dtype=np.finfo(acc).dtype), x,
+                       vector_norm(x, p, others, True) if math.isinf(p) else norm, p, others,
+                       True)
     inverse = 1 / (norm + 1e-7)
-    return where(norm > maxnorm, maxnorm * inverse * (g - inverse * slope), g)
+    factor = inverse * maxnorm
+    return where(norm > maxnorm, factor * (g - inverse * slope), g)
 
 
 renorm.defvjp(_renorm_grad)

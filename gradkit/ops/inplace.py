@@ -8,6 +8,7 @@ later gradients flow through the op. Writing into a view also rebases its base
 """
 from __future__ import annotations
 
+import contextlib
 import weakref
 
 import numpy as np
@@ -295,8 +296,12 @@ def _rebase_view(tensor, view, result, overlapping=False) -> None:
     chain = view.steps()
     if has_internal_overlap(base._data):  # torch's CopySlices copies the gradient into a
         overlapping = "base"  # buffer laid out as the base: refused whatever is wanted
-    new_base = copy_slices(Tensor_alias(base), result, chain=chain, overlapping=overlapping,
-                           layout=buffer_layout(base._data, chain, tensor._data))
+    forward_ad = _dispatch._forward_ad  # (after_inplace gives the base its tangent: none here,
+    # whose zeros would take the values' dtype through view_as_complex: fwd seed 440363)
+    with forward_ad.suspended() if forward_ad is not None else contextlib.nullcontext():
+        new_base = copy_slices(Tensor_alias(base), result, chain=chain,
+                               overlapping=overlapping,
+                               layout=buffer_layout(base._data, chain, tensor._data))
     wrap_op_node(new_base.grad_fn, result)
     set_history(base, new_base.grad_fn, 0)
     # the view itself is now that region of the new base

@@ -12,6 +12,7 @@ from gradkit.ops._op import op, sum_to_shape
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.methods import tensor_method
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.shape import reshape, t, transpose, unsqueeze
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name)
@@ -58,11 +59,23 @@ def matmul(xp, x, y):
             x = complex_products.times_one(xp, x)
         with np.errstate(invalid="ignore", over="ignore"):  # silent, as matmul is
             return x * y
+    if x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.ndim >= 2 and y.ndim >= 2 and \
+            k_x and complex_products.small_bmm(x, y) and _matmul_path(x, y) == "bmm":
+        return _small_bmm(xp, x, y)
     if x.dtype.kind == "c" and x.ndim >= 2 and y.ndim >= 2 and k_x > 1:
         # torch's gemm sums into +0.0, so an exact zero part is +0.0; NumPy's small complex
         # products leave -0.0 where every term is -0.0 (adding 0 changes nothing else)
         return xp.matmul(x, y) + 0
     return xp.matmul(x, y)
+
+
+def _small_bmm(xp, x, y):
+    """torch's own bmm loop (under 400 multiply-adds a matrix): each entry adds its products
+    in order to 0, each rounded (NumPy's BLAS fuses them: products of equal rows that cancel
+    in torch leave their rounding error here, nn_new seed 334183)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # silent, as matmul is
+        products = x[..., :, :, None] * y[..., None, :, :]
+        return xp.cumsum(products, axis=-2)[..., -1, :] + 0  # (from +0.0, as torch's sum)
 
 
 def _check_batched(x, y, k_x: int, k_y: int) -> None:
@@ -130,7 +143,7 @@ def _matmul_path(x, y) -> str:
     folded into one matrix when its leading dims are laid out contiguously (a view otherwise)."""
     if x.ndim <= 2 and y.ndim <= 2:
         return "mv" if y.ndim == 1 else "mm"
-    larger = x if x.ndim >= y.ndim else np.swapaxes(y, -1, -2)
+    larger = x if x.ndim >= y.ndim else y.swapaxes(-1, -2)  # (a device array too)
     other = y.ndim if x.ndim >= y.ndim else x.ndim
     folds = other <= 2 and x.ndim != 2 and (larger.size == 0 or all(
         larger.strides[i] == larger.strides[i + 1] * larger.shape[i + 1]
@@ -219,8 +232,23 @@ def _torch_saves_views(saved) -> tuple:
 
 matmul.torch_saves_views = _torch_saves_views
 matmul.defvjp(_matmul_vjp_x, _matmul_vjp_y)
-matmul.defjvp(lambda t, x, y, x_shape, y_shape: matmul(t, y),
-              lambda t, x, y, x_shape, y_shape: matmul(x, t))
+
+
+def _zero_filled_jvp(product):
+    """The jvp of a matrix product as torch's formula ``x_t @ y + x @ y_t``: a missing
+    tangent counts as zeros (so 0 @ inf is NaN, as in torch), but for a dot of two vectors,
+    whose formula skips it."""
+    def rule(tangents, x, y, *meta):
+        tx, ty = tangents[0], tangents[1]
+        if x.dim() > 1 or y.dim() > 1:
+            tx, ty = (zeros_like(a) if t is None else t for a, t in ((x, tx), (y, ty)))
+        terms = ([product(tx, y)] if tx is not None else []) + \
+            ([product(x, ty)] if ty is not None else [])
+        return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+    return rule
+
+
+matmul.defjvp_all(_zero_filled_jvp(matmul))
 
 
 @tensor_method()
@@ -266,7 +294,7 @@ def _bmm_vjp_x(g, x, y, x_dtype):
 
 
 _bmm.defvjp(_bmm_vjp_x, lambda g, x, y, x_dtype: _bmm(conj(transpose(x, -1, -2)), g))
-_bmm.defjvp(lambda t, x, y, x_dtype: _bmm(t, y), lambda t, x, y, x_dtype: _bmm(x, t))
+_bmm.defjvp_all(_zero_filled_jvp(_bmm))
 
 
 @tensor_method()

@@ -56,6 +56,19 @@ def near_singular(xp, a, large=None) -> bool:
     return not size <= 1e-3 / np.finfo(a.dtype).eps  # (NaN: near)
 
 
+def near_singular_each(xp, a):
+    """``near_singular`` for each matrix of a batch (all of it where NumPy cannot invert one)."""
+    if a.size == 0:
+        return xp.zeros(a.shape[:-2], bool)
+    with np.errstate(all="ignore"):
+        try:
+            inverse = xp.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            return xp.ones(a.shape[:-2], bool)
+        size = abs(inverse).max(axis=(-2, -1)) * abs(a).max(axis=(-2, -1))
+    return ~(size <= 1e-3 / np.finfo(a.dtype).eps)  # (NaN: near)
+
+
 # up to this size a near-singular matrix is factored as MKL rounds (a solution of moderate
 # size may come from OpenBLAS's tiny pivot where MKL's is 0); larger ones only where the
 # solution is large

@@ -19,15 +19,13 @@ from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_det import solve_scaled_identity
-from gradkit.ops.linalg_lu import lu_factor_ex, lu_solve
+from gradkit.ops.linalg_det import (scaled_identity, solve_by_lu, solve_scaled_identity,
+                                    torchs_lu_where_tiny)
 from gradkit.ops.linalg_solvers import (
-    LinAlgError, _batch_prefix, _trace, _unsqueeze2, check_matrices, host, inv, low_precision,
+    LinAlgError, _trace, _unsqueeze2, check_matrices, host, inv, low_precision,
     mH)
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import where
-from gradkit.ops.shape import expand, transpose, unsqueeze
-from gradkit.ops.triangular import diag_embed
 from gradkit.ops.unary_helpers import scalar_type_name
 
 
@@ -36,6 +34,13 @@ def _slogdet(xp, x):
     check_matrices("linalg.slogdet", x, half=low_precision("linalg.slogdet"))
     with np.errstate(invalid="ignore"):  # torch computes NaN silently
         sign, logabsdet = xp.linalg.slogdet(x)
+    found = torchs_lu_where_tiny(xp, x)
+    if found is not None:  # torch's: prod(sgn(diagonal)) times the permutation's sign, and
+        tiny, diagonal, odd = found  # the sum of log |diagonal|
+        sign, logabsdet = (v.copy() if v.ndim else xp.asarray(v) for v in (sign, logabsdet))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sign[tiny] = xp.asarray(np.prod(np.sign(diagonal), axis=-1) * np.where(odd, -1, 1))
+            logabsdet[tiny] = xp.asarray(np.log(np.abs(diagonal)).sum(-1))
     # a NaN reaches one of torch's pivots, whose signs (0 for a NaN; complex: NaN) and log
     # magnitudes make sign and logabsdet; NumPy's LAPACK may take it for a zero pivot
     nan = xp.isnan(x).any(axis=(-2, -1))
@@ -43,26 +48,6 @@ def _slogdet(xp, x):
     sign = xp.where(xp.isnan(logabsdet), 0 if x.dtype.kind != "c" else complex(math.nan,
                                                                                 math.nan), sign)
     return sign.astype(x.dtype), logabsdet
-
-
-def _factors_transpose(x) -> bool:
-    """torch factors a contiguous real A as A.mT (its column-major A), any other A itself."""
-    data = getattr(x, "_data", x)
-    return data.dtype.kind != "c" and data.flags.c_contiguous
-
-
-def _solve_by_lu(x, b, adjoint: bool, recorded: bool = False):
-    """A^{-1} B (``adjoint``: A^{-H} B) through torch's factorization of A: no error at a zero
-    pivot (its division gives inf or NaN), but ``linalg.solve``'s where a backward is
-    ``recorded``, as torch's solve there refuses a singular A."""
-    transposed = _factors_transpose(x)
-    lu, pivots, info = lu_factor_ex(transpose(x, -1, -2) if transposed else x)
-    if recorded and host(info).any():
-        index = int(np.argmax(host(info).reshape(-1) > 0))
-        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(x, index)}The solver failed "
-                          "because the input matrix is singular.")
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return lu_solve(lu, pivots, b, adjoint=adjoint != transposed)
 
 
 def _inverse_or_none(x):
@@ -89,15 +74,14 @@ def _slogdet_vjp(grads, x, sign):
         return (solve_scaled_identity(x, h),)  # linalg_solve (its error at a singular A)
     inverse = _inverse_or_none(x)
     if inverse is None:  # g I solved as torch does
-        identity = diag_embed(expand(unsqueeze(h, -1), x.shape[:-1]))
-        return (_solve_by_lu(x, identity, True, recorded=isinstance(x, Tensor)),)
+        return (solve_by_lu(x, scaled_identity(x, h), True, recorded=isinstance(x, Tensor)),)
     return (_unsqueeze2(h) * mH(inverse),)
 
 
 def _slogdet_jvp(tangents, x, sign):
     inverse = _inverse_or_none(x)
     with np.errstate(invalid="ignore"):  # inf - inf at a singular A: NaN, as torch's
-        d_log = _trace(_solve_by_lu(x, tangents[0], adjoint=False) if inverse is None else
+        d_log = _trace(solve_by_lu(x, tangents[0], adjoint=False) if inverse is None else
                        matmul(inverse, tangents[0]))  # tr(A^{-1} dA)
     if _is_complex(x):
         return sign * 1j * imag(d_log), real(d_log)

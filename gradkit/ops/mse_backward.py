@@ -27,9 +27,8 @@ def _norm(count: int, reduction: str) -> float:
 
 def _double_backward(gg, g, x, y, reduction):
     """torch's mse_loss_double_backward(gg * g, x): 2 (gg g), divided by the count for a mean
-    (an in-place division of torch's). The count is the broadcast operands': nn.functional's
-    mse_loss broadcasts input and target before the op (a 0-d target's second derivative is
-    over the input's numel, not 1: wide seed 38588)."""
+    (an in-place division of torch's): of the broadcast operands, as torch's functional
+    expands them first (breadth seed 1761764: a target of one element divided by 1)."""
     grad = 2 * (gg * g)
     if reduction != "mean":
         return grad

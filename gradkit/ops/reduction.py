@@ -246,7 +246,7 @@ def _sum_along(g, out, dim):
     return sum(g, batch_dim(dim), True) if out.ndim else g
 
 
-softmax.defvjp(lambda g, out, dim, dtype: out * (g - _sum_along(g * out, out, dim)))
+# (its vjp rule: ops/softmax_backward.py, torch's _softmax_backward_data)
 softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
 softmax.no_complex_grad = "_softmax"
 
@@ -260,7 +260,7 @@ def log_softmax(xp, x, *, dim, dtype=None):
 log_softmax.numbers = ints_reader("log_softmax", dim=(1, "int"), dtype=(None, "ScalarType?"))
 
 
-log_softmax.defvjp(lambda g, out, dim, dtype: g - exp(out) * _sum_along(g, out, dim))
+# (its vjp rule: ops/softmax_backward.py, torch's _log_softmax_backward_data)
 log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
 log_softmax.no_complex_grad = "_log_softmax"
 

@@ -26,10 +26,6 @@ from .runner import (TORCH_INTERNAL_ERRORS, Result, TorchInternalError, _numpy, 
 
 TRANSFORMS = ("dual", "jvp", "vjp", "grad", "jacrev", "jacfwd", "hessian", "vmap",
               "jvp_of_grad")
-# not drawn: "vjp" + _OF_COPIES differentiates the chain at copies of its inputs, which it may
-# write into as jvp's (tests/fuzz/known_fwd.py compares gradkit's jvp with torch's that way)
-_OF_COPIES = "_of_copies"
-_HESSIAN_BY_REVERSE = "hessian_by_reverse"   # jacrev of jacrev: gradkit's hessian's values
 
 
 def _inputs(lib, program, nudge: float) -> list:
@@ -90,7 +86,7 @@ def _dual(lib, program, inputs: list, phase: list) -> tuple:
 
 def _transformed(lib, program, inputs: list, phase: list) -> tuple:
     """(values per slot, derivatives) of the chain under ``program.transform``."""
-    func, kind = lib.func, program.transform.removesuffix(_OF_COPIES)
+    func, kind = lib.func, program.transform
     wrt = [i for i, leaf in enumerate(program.leaves) if leaf.requires_grad]
     primals = [inputs[i] for i in wrt]
     argnums = tuple(range(len(primals)))
@@ -98,7 +94,7 @@ def _transformed(lib, program, inputs: list, phase: list) -> tuple:
     def chain(*xs):
         env = list(inputs)
         for i, x in zip(wrt, xs):
-            env[i] = x.clone() if program.transform.endswith(_OF_COPIES) else x
+            env[i] = x
         env = _chain(lib, program, env, phase)
         return tuple(t for t in env if _inexact(t)), tuple(env)
 
@@ -121,10 +117,8 @@ def _transformed(lib, program, inputs: list, phase: list) -> tuple:
     elif kind in ("jacrev", "jacfwd"):
         derivatives, slots = getattr(func, kind)(chain, argnums=argnums, has_aux=True)(
             *primals)
-    elif kind in ("hessian", _HESSIAN_BY_REVERSE):
-        jacobian = func.hessian if kind == "hessian" else \
-            lambda f, argnums: func.jacrev(func.jacrev(f, argnums), argnums)
-        return [], _numpys(jacobian(lambda *xs: loss(*xs)[0], argnums=argnums)(*primals))
+    elif kind == "hessian":
+        return [], _numpys(func.hessian(lambda *xs: loss(*xs)[0], argnums=argnums)(*primals))
     else:  # jvp_of_grad: forward over reverse
         gradient = func.grad(loss, argnums=argnums, has_aux=True)
         _, derivatives, slots = func.jvp(gradient, tuple(primals), tangents, has_aux=True)

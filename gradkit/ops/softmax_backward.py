@@ -1,0 +1,65 @@
+"""softmax's and log_softmax's backward as ops of their own, as torch's
+``_softmax_backward_data`` and ``_log_softmax_backward_data`` (nodes
+``SoftmaxBackwardDataBackward0``, ``LogSoftmaxBackwardDataBackward0``): their values are
+torch's kernels, ``out * (g - sum(g * out))`` and ``g - exp(out) * sum(g)``, and their own
+formulas give torch's second derivatives: ``softmax_double_backward``'s ``g * gg - sum(out *
+g) * gg - g * sum(out * gg)`` and ``-sum(g) * exp(out) * gg`` for the output, the op itself
+again (``gg - sum(gg * exp(out))`` for log_softmax's) for the incoming gradient. (The
+composites' derivatives, ``gg * (g - sum(g * out)) - g * sum(gg * out)`` and ``-(gg * sum(g))
+* exp(out)``, round otherwise: entries torch's formula keeps equal come an ulp apart, which
+attention over equal keys amplifies, nn_new seed 334183.)"""
+from __future__ import annotations
+
+from gradkit.autograd.batching import batch_dim
+from gradkit.autograd.saved_names import declare_saved_names
+from gradkit.ops._op import op
+from gradkit.ops.elementwise import exp
+from gradkit.ops.reduction import log_softmax, softmax, sum
+
+
+def _sum_along(a, out, dim: int):
+    """sum(a, dim, keepdim=True); a 0-d out has no dim to sum."""
+    return sum(a, dim, True) if out.ndim else a
+
+
+@op(save=("g", "out"), broadcast=True, node_name="SoftmaxBackwardDataBackward0")
+def softmax_backward_data(xp, g, out, *, dim):
+    """torch's _softmax_backward_data(g, out, dim): the gradient of softmax's input from the
+    gradient g of its output out (g may lead with a batch dim that out lacks)."""
+    return out * (g - _sum_along(g * out, out, dim))
+
+
+def _double_backward(gg, g, out, dim):
+    return g * gg - _sum_along(out * g, out, dim) * gg - g * _sum_along(out * gg, out, dim)
+
+
+def _double_tangent(t, g, out, dim):
+    return t * (g - _sum_along(g * out, out, dim)) - out * _sum_along(g * t, out, dim)
+
+
+
+@op(save=("g", "out"), broadcast=True, node_name="LogSoftmaxBackwardDataBackward0")
+def log_softmax_backward_data(xp, g, out, *, dim):
+    """torch's _log_softmax_backward_data(g, out, dim): the gradient of log_softmax's input
+    from the gradient g of its output out."""
+    return g - exp(out) * _sum_along(g, out, dim)
+
+
+for _op in (softmax_backward_data, log_softmax_backward_data):
+    _op.torch_input_names = ("grad_output", "output")  # torch's _saved_ names
+    declare_saved_names(_op)
+softmax_backward_data.defvjp(
+    lambda gg, g, out, dim: softmax_backward_data(gg, out, dim=dim),
+    lambda gg, g, out, dim: _double_backward(gg, g, out, dim))
+softmax_backward_data.defjvp(
+    lambda t, g, out, dim: softmax_backward_data(t, out, dim=dim),
+    lambda t, g, out, dim: _double_tangent(t, g, out, dim))
+softmax.defvjp(lambda g, out, dim, dtype: softmax_backward_data(g, out, dim=batch_dim(dim)))
+log_softmax_backward_data.defvjp(
+    lambda gg, g, out, dim: gg - _sum_along(gg * exp(out), out, dim),
+    lambda gg, g, out, dim: -_sum_along(g, out, dim) * exp(out) * gg)
+log_softmax_backward_data.defjvp(
+    lambda t, g, out, dim: log_softmax_backward_data(t, out, dim=dim),
+    lambda t, g, out, dim: -_sum_along(g, out, dim) * exp(out) * t)
+log_softmax.defvjp(lambda g, out, dim, dtype:
+                   log_softmax_backward_data(g, out, dim=batch_dim(dim)))

@@ -132,14 +132,15 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
     return squeeze(out, 0) if added else out
 
 
-def _nothing_of(shape: tuple, *tensors):
-    """An empty result of ``shape`` in the graph of ``tensors`` (None: skipped), whose
-    gradients are zeros: each one's sum of no element."""
-    total = None
-    for t in tensors:
-        if t is not None:
-            part = reshape(t, (-1,))[:0].sum()
-            total = part if total is None else add(total, part)
+def _nothing_of(shape: tuple, x, weight, bias):
+    """An empty result of ``shape`` in the graph of its operands, whose gradients are zeros:
+    the product of x's and weight's sums of no element (so each one's gradient reads the
+    other, a graph for a second derivative, as torch's), plus bias's."""
+    def nothing(t):
+        return reshape(t, (-1,))[:0].sum()
+    total = nothing(x) * nothing(weight)
+    if bias is not None:
+        total = add(total, nothing(bias))
     return expand(reshape(total, (1,) * len(shape)), shape)
 
 

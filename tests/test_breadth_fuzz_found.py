@@ -3140,22 +3140,24 @@ def test_segment_reduce_saves_its_result_and_data(reduce):
 
 
 @pytest.mark.parametrize("seed", [18493, 1778, 14137])
-def test_segment_reduce_kernel_gradients_at_nan_and_ties_are_known(seed):
-    """torch's segment_reduce kernel gives a NaN element of a max segment the gradient (prod:
-    the product of the others) and divides only a positive gradient among tied maxima;
-    gradkit's segments are amax/prod (wide seeds 18493, 1778, 14137)."""
+def test_segment_reduce_kernel_gradients_at_nan_and_ties(seed):
+    """torch's segment_reduce kernel gives a NaN element of a max/min segment the gradient,
+    shared with the elements equal to the extreme, as gradkit's now (its amax gave NaN: wide
+    seed 18493); a NaN (zero) element of a prod segment gets the product of the others, and
+    only a positive gradient is divided among tied maxima: those stay Known (1778, 14137)."""
     problems, known = diff_program(generate(RandomDrawer(seed), "wide"))
-    assert problems and known is not None and "segment_reduce" in known
+    assert not problems or "segment_reduce" in known
 
-    def program(m, weights):
+    def program(m, weights, reduce="min"):
         x = m.tensor([[-0.05, 0.25], [-0.05, math.nan]], requires_grad=True)
-        y = m.segment_reduce(x, "min", lengths=m.tensor([2]))
+        y = m.segment_reduce(x, reduce, lengths=m.tensor([2]))
         return m.autograd.grad((y * m.tensor(weights)).sum(), x)[0].tolist()
     ours, theirs = program(gradkit, [1.0, 1.0]), program(torch, [1.0, 1.0])
-    assert ours[0][0] == theirs[0][0] == 0.5  # a positive gradient is shared in both
+    assert ours == theirs == [[0.5, 0.0], [0.5, 1.0]]  # shared, and to the NaN
     assert (program(gradkit, [-1.0, 1.0])[0][0], program(torch, [-1.0, 1.0])[0][0]) == \
         (-0.5, -1.0)  # torch's whole negative gradient to each tie
-    assert math.isnan(ours[1][1]) and theirs[1][1] == 1.0  # torch's to the NaN
+    ours, theirs = program(gradkit, [1.0, 1.0], "prod"), program(torch, [1.0, 1.0], "prod")
+    assert math.isnan(ours[1][1]) and theirs[1][1] == 0.25  # torch's product of the others
 
 
 @pytest.mark.parametrize("d", [1, 2, 3])

@@ -1,30 +1,54 @@
 """``segment_reduce``: one reduction per run of consecutive slices of ``data`` along ``axis``,
 the runs given by their lengths or offsets. Composed of narrow, the reductions and stack, so
-its gradient is theirs (ties of max/min share it, as torch's)."""
+its gradient is theirs (ties of max/min share it, as torch's; a max/min segment's NaN elements
+take it, as torch's kernel), recorded as one node, torch's."""
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.ops.arithmetic import add, div, mul
-from gradkit.ops.extremes import amax, amin
+from gradkit.ops._op import op
+from gradkit.ops.extremes import _nan_aware_mask
 from gradkit.ops.joining import stack
 from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import maximum, minimum
 from gradkit.ops.promotion import result_type
+from gradkit.ops.reduction import expand_back
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.scans import prod
 from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import scalar_type_name
 
+
+@op(save=("x", "result"), node_name="SegmentReduceBackward0")
+def _segment_extreme(xp, x, axis=0, name="amax"):
+    """A max/min segment's extreme along ``axis`` (NaN where one is NaN)."""
+    return getattr(xp, name)(x, axis=axis)
+
+
+def _segment_extreme_vjp(g, x, out, axis, name):
+    """torch's segment kernel shares the gradient among the elements equal to the extreme
+    and the NaN ones (a NaN extreme's gradient goes to its NaNs; amax's would be NaN: wide
+    seed 18493)."""
+    shape = tuple(x.shape)
+    mask = _nan_aware_mask(x, expand_back(out, shape, axis, False))
+    return expand_back(g, shape, axis, False) / _sum(mask, axis, True) * mask
+
+
+_segment_extreme.defvjp(_segment_extreme_vjp)
+_MAX, _MIN = (partial(_segment_extreme, name=name) for name in ("amax", "amin"))
+
 # reduce name -> (reduction over a dim, its value on an empty segment, how initial joins in)
 _REDUCTIONS = {
     "sum": (_sum, 0.0, add), "prod": (prod, 1.0, mul),
     "mean": (None, float("nan"), None),
-    "max": (amax, -float("inf"), maximum), "amax": (amax, -float("inf"), maximum),
-    "min": (amin, float("inf"), minimum), "amin": (amin, float("inf"), minimum),
+    "max": (_MAX, -float("inf"), maximum), "amax": (_MAX, -float("inf"), maximum),
+    "min": (_MIN, float("inf"), minimum), "amin": (_MIN, float("inf"), minimum),
 }
 
 

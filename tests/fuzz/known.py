@@ -2054,11 +2054,10 @@ def _addmv_into_overlapping_memory(program, mine: Result, theirs: Result) -> boo
 
 def _segment_reduce_kernel_gradient(program, mine: Result, theirs: Result) -> bool:
     """A max/min/prod segment_reduce of data holding NaN or inf, or equal values: torch's
-    kernel gives a NaN element of a max/min segment the gradient and a NaN (zero) element of a
-    prod segment the product of the others; gradkit's segments are amax/prod, whose gradients
-    there are NaN. And torch shares only a positive gradient among tied maxima (a negative
-    one goes whole to each). Only gradients differ (before torch's double backward raises, if
-    it does: wide seeds 14137, 18493, 1778)."""
+    kernel gives a NaN (zero) element of a prod segment the product of the others, where
+    gradkit's prod gives NaN; and torch shares only a positive gradient among tied maxima (a
+    negative one goes whole to each). Only gradients differ (before torch's double backward
+    raises, if it does: wide seeds 14137, 1778)."""
     if mine.error is not None or theirs.error is not None and \
             theirs.error[0] != "double backward" or not theirs.values:
         return False
@@ -2752,8 +2751,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("segment_reduce's second derivative exists (torch's backward has none)",
           "docs/numerics.md", "'aten::_segment_reduce_backward' is not",
           _segment_reduce_double_backward),
-    Known("segment_reduce's max/min/prod gradient at a NaN element or a tie: torch's kernel's "
-          "(gradkit's amax/prod give NaN, share every gradient)", "docs/numerics.md",
+    Known("segment_reduce's prod gradient at a NaN element, max/min's at a tie: torch's "
+          "kernel's (gradkit's prod gives NaN, max/min share every gradient)", "docs/numerics.md",
           "torch's kernel gives a NaN element of its segment", _segment_reduce_kernel_gradient),
     Known("sinc's second derivative near 0: its derivative's formula cancels, rounding noise "
           "in both", "docs/numerics.md", "within 1e-3 of 0 `sinc`'s second derivative",

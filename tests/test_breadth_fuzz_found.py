@@ -2100,7 +2100,6 @@ def test_attention_of_a_nan_query_row_as_torchs_flash_kernel(mask, value_edge):
         np.testing.assert_allclose(mine, torchs, rtol=1e-12, atol=1e-15)
 
 
-
 @pytest.mark.parametrize("seed", range(24))
 def test_causal_attention_gradients_of_non_finite_entries_as_torchs_flash_kernel(seed):
     """torch's CPU flash kernel with is_causal writes -inf over the hidden scores (a NaN or
@@ -2412,7 +2411,6 @@ def test_out_of_place_scatter_of_a_transposed_input_is_c_contiguous(call):
                "scatter_value": lambda: x.scatter(-1, index, 2.0)}[call]()
         return [out.stride(), out.tolist(), m.kron(out, m.ones(2, 3)).shape[0]]
     assert program(gradkit) == program(torch)
-
 
 
 _INDEX_WRITES = {  # torch's layout of each result: C order, or its clone of x's (preserve)
@@ -2974,6 +2972,209 @@ def test_mish_second_derivative_is_torchs_formula_at_large_inputs(dtype):
     ours, theirs = program(gradkit), program(torch)
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-5, equal_nan=True)
+
+
+# the wide class (lane fuzzwide): public functions no other table drew
+@pytest.mark.parametrize("shapes", [((2, 3), (3,)), ((3,), (2, 3)), ((2, 3), (2, 3)), ((1,),)])
+def test_broadcast_tensors_returns_a_tensor_of_the_common_shape_itself(shapes):
+    """torch's expand_outplace returns a tensor already of the broadcast shape itself (no
+    ExpandBackward node); gradkit expanded it into a new view (wide seeds 46, 66, 97 of the
+    class's first pool)."""
+    def program(m):
+        inputs = [m.ones(s, requires_grad=True) for s in shapes]
+        outputs = m.broadcast_tensors(*inputs)
+        return [o is i for o, i in zip(outputs, inputs)], [o.grad_fn is None for o in outputs]
+    assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("shape, dim, sizes", [
+    ((1, 0), 0, (-1, 1)), ((0, 2), 0, (-1, 1)), ((4, 0), 0, (2, -1)), ((2, 0), 1, (-1, 0)),
+    ((2, 3), 1, (-2, 3)), ((2, 3), 1, (1, -3)), ((6,), 0, (-1, 4)), ((2, 3), 1, (-1, 3))])
+def test_unflatten_infers_minus_one_from_the_dim_it_splits(shape, dim, sizes):
+    """torch infers a -1 of unflatten's sizes from the split dim's size, so another dim of 0
+    does not make it ambiguous (wide seed 940 of the first pool: (1, 0).unflatten(0, (-1, 1))
+    is (1, 1, 0); gradkit reshaped the whole tensor and refused); a size below -1 is
+    reshape's error."""
+    def program(m):
+        return tuple(m.zeros(shape).unflatten(dim, sizes).shape)
+    ours, theirs = _outcome(lambda: program(gradkit)), _outcome(lambda: program(torch))
+    if theirs[0] != "ok":  # torch's message goes on with its C++ traceback
+        theirs = theirs[0], theirs[1].split("\nException raised")[0].strip()
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("beta", [0, 1, 2, 0.5, True, False])
+@pytest.mark.parametrize("name, shapes", [
+    ("addmv", ((0,), (0, 2), (2,))), ("addmv", ((2,), (2, 0), (0,))),
+    ("addmv", ((1,), (1, 2), (2,))), ("addmm", ((0, 1), (0, 2), (2, 1))),
+    ("addmm", ((1, 1), (1, 0), (0, 1))), ("addmm", ((3,), (0, 2), (2, 1))),
+    ("baddbmm", ((1, 1, 1), (1, 1, 0), (1, 0, 1))), ("baddbmm", ((0, 1, 1), (0, 1, 2), (0, 2, 1))),
+    ("addbmm", ((1, 1), (1, 1, 0), (1, 0, 1))), ("addbmm", ((0, 1), (1, 0, 2), (1, 2, 1)))])
+def test_bool_scaled_products_of_nothing_run_no_kernel(name, shapes, beta):
+    """A bool addmv/addmm/baddbmm/addbmm of no element, or summing nothing, needs no kernel
+    in torch: an empty result, or beta * input (addmv: input where beta != 0; the others'
+    result.mul_(beta) refuses a number); gradkit refused every bool product (wide seed 735 of the
+    first pool)."""
+    def program(m):
+        pattern = m.tensor([True, False, True])
+        args = [pattern.repeat(4)[:int(np.prod(s))].reshape(s) for s in shapes]
+        return getattr(m, name)(*args, beta=beta)
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+def test_nan_to_num_in_place_differentiates_complex_values():
+    """torch's nan_to_num_ has no check of complex values requiring grad (the function has):
+    its backward is grad * isfinite(x), as for real x (wide seed 630 of the first pool);
+    gradkit refused."""
+    def program(m, call):
+        x = m.tensor([1 + 1j, complex("nan"), complex(1, math.inf)], requires_grad=True)
+        y = x * 1
+        call(m, y)
+        return y, m.autograd.grad(y.abs().sum(), x)[0]
+    for call in (lambda m, y: y.nan_to_num_(0.5), lambda m, y: m.nan_to_num_(y)):
+        ours, theirs = program(gradkit, call), program(torch, call)
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy())
+    assert _outcome(lambda: gradkit.nan_to_num(gradkit.ones(1, dtype=gradkit.complex64,
+                                                            requires_grad=True))) == \
+        _outcome(lambda: torch.nan_to_num(torch.ones(1, dtype=torch.complex64,
+                                                     requires_grad=True)))
+
+
+@pytest.mark.parametrize("groups", [1, 2, 4])
+def test_native_channel_shuffle_result_is_a_new_tensor(groups):
+    """torch's native_channel_shuffle returns new memory: a write into it leaves the input
+    alone; gradkit's swap of size-1 dims was contiguous, so it returned the input's memory
+    (wide seed 2058: floor_ of its result floored the leaf)."""
+    def program(m):
+        x = m.arange(4.0).reshape(1, 4, 1)
+        y = m.nn.functional.native_channel_shuffle(x, groups)
+        y.mul_(10)
+        return x.flatten().tolist(), y.flatten().tolist()
+    assert program(gradkit) == program(torch)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+@pytest.mark.parametrize("initial", [None, -0.0, 0.5, math.inf])
+def test_segment_reduce_of_empty_segments_only_is_in_the_graph(reduce, initial):
+    """torch's result of empty segments only (initial or the identity) is an output of the
+    data's graph: it requires grad, its gradient is zeros; gradkit's was a constant (wide
+    seeds 1422, 1642, 3323). A complex input is refused, as torch has no complex kernel."""
+    def program(m, dtype, lengths):
+        x = m.full((0 if lengths == [0, 0] else 2, 2), 0.75, dtype=dtype, requires_grad=True)
+        y = m.segment_reduce(x, reduce, lengths=m.tensor(lengths), initial=initial)
+        signs = [math.copysign(1, v) for v in y.detach().flatten().tolist()]
+        return str((y.requires_grad, y.tolist(), signs,  # (a gradient's zero sign is free)
+                    (m.autograd.grad(y.sum(), x)[0] + 0.0).tolist()))
+    for lengths in ([0, 0], [0, 2, 0]):
+        assert _outcome(lambda lengths=lengths: program(gradkit, gradkit.float32, lengths)) == \
+            _outcome(lambda lengths=lengths: program(torch, torch.float32, lengths))
+    assert _outcome(lambda: program(gradkit, gradkit.complex64, [0, 0])) == \
+        _outcome(lambda: program(torch, torch.complex64, [0, 0]))
+
+
+@pytest.mark.parametrize("steps", [0, 1, 3])
+@pytest.mark.parametrize("pad", [-1, 0, 1, 2])
+def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
+    """torch's conv_tbc adds, per kernel position, the product of the input rows that meet it
+    only: padding is never multiplied by a NaN or inf weight, and rows nothing meets keep the
+    bias (its -0.0 too); gradkit multiplied zero-padded input (wide seeds 5436, 9948)."""
+    def program(m):
+        x = m.tensor(np.linspace(-1, 1, steps * 4).reshape(steps, 2, 2), requires_grad=True)
+        w = m.tensor([[[math.nan, 1.0], [2.0, 0.0]], [[0.5, -1.0], [1.0, 2.0]],
+                      [[1.0, math.inf], [0.0, 1.0]]], dtype=m.float64, requires_grad=True)
+        b = m.tensor([-0.0, 0.25], dtype=m.float64, requires_grad=True)
+        y = m.conv_tbc(x, w, b, pad)
+        grads = m.autograd.grad((y * m.arange(1.0, y.numel() + 1).reshape(y.shape)).sum(),
+                                (x, w, b))
+        signs = [math.copysign(1, v) for v in y.detach().flatten().tolist()]
+        return str([y.tolist(), signs] + [g.tolist() for g in grads])
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("seed, known_as", [
+    (876, "segment_reduce's second derivative exists (torch's backward has none)"),
+    (1102, "x ** bool tensor (or igamma of a bool) differentiates (torch's backward raises)"),
+    (15230, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
+    (19320, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
+    (12673, "sinc's second derivative near 0: its derivative's formula cancels, rounding noise "
+            "in both"),
+    (22409, "an integer tensor written with a value that requires grad does not require grad"),
+    (28577, "the sign of a matrix product's or convolution's zero sum of products"),
+    (33822, "the sign of a matrix product's or convolution's zero sum of products"),
+    (34466, "a convolution's second derivative where its output is empty: torch's refuses"),
+    (41733, "addmv_ into an expanded tensor: torch writes element over element, gradkit "
+            "refuses")])
+def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
+    """torch has no derivative of segment_reduce's backward (gradkit's is composed of narrow
+    and the reductions), and its igamma/igammac backward computes ``self - 1`` of a bool
+    ``self``, which it refuses; gradkit differentiates both (wide seeds 876, 1102). The
+    ldl_factor_ex of a non-finite matrix has other pivots and info (sytf2, not MKL's sytrf),
+    and sinc's second derivative near 0 is rounding noise in both. A bool tensor torch marks
+    as requiring grad (greater_ of a value requiring grad) makes bincount's weights require
+    grad, whose backward torch has not. conv_tbc's sum of zero products has the sign its
+    BLAS accumulator starts from (addmv_'s too, written into a leaf). torch's double backward
+    of a transposed convolution with an empty output convolves an empty input and raises.
+    torch's addmv_ writes into an expanded tensor (no overlap check on its BLAS path)."""
+    problems, known = diff_program(generate(RandomDrawer(seed), "wide"))
+    assert problems and known == known_as
+
+
+@pytest.mark.parametrize("reduce", ["sum", "max", "prod", "mean"])
+def test_segment_reduce_saves_its_result_and_data(reduce):
+    """torch's SegmentReduceBackward0 saves data and result: a write into the result before
+    backward raises, naming it output 0 of SegmentReduce (wide seeds 92, 1037, 2406); gradkit's
+    segments were narrow/reduce/stack nodes, which save no result."""
+    def program(m, write):
+        x = m.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+        y = m.segment_reduce(x * 1, reduce, lengths=m.tensor([1, 2]), initial=0.5)
+        if write:
+            y.mul_(2)
+        return m.autograd.grad(y.sum(), x)[0]
+    for write in (False, True):
+        assert _outcome(lambda write=write: program(gradkit, write)) == \
+            _outcome(lambda write=write: program(torch, write))
+    node = gradkit.segment_reduce(gradkit.ones(2, requires_grad=True), "max",
+                                  lengths=gradkit.tensor([2])).grad_fn
+    assert node.name() == "SegmentReduceBackward0" and node._saved_reduce == "max"
+
+
+@pytest.mark.parametrize("seed", [18493, 1778, 14137])
+def test_segment_reduce_kernel_gradients_at_nan_and_ties(seed):
+    """torch's segment_reduce kernel gives a NaN element of a max/min segment the gradient,
+    shared with the elements equal to the extreme, as gradkit's now (its amax gave NaN: wide
+    seed 18493); a NaN (zero) element of a prod segment gets the product of the others, and
+    only a positive gradient is divided among tied maxima: those stay Known (1778, 14137)."""
+    problems, known = diff_program(generate(RandomDrawer(seed), "wide"))
+    assert not problems or "segment_reduce" in known
+
+    def program(m, weights, reduce="min"):
+        x = m.tensor([[-0.05, 0.25], [-0.05, math.nan]], requires_grad=True)
+        y = m.segment_reduce(x, reduce, lengths=m.tensor([2]))
+        return m.autograd.grad((y * m.tensor(weights)).sum(), x)[0].tolist()
+    ours, theirs = program(gradkit, [1.0, 1.0]), program(torch, [1.0, 1.0])
+    assert ours == theirs == [[0.5, 0.0], [0.5, 1.0]]  # shared, and to the NaN
+    assert (program(gradkit, [-1.0, 1.0])[0][0], program(torch, [-1.0, 1.0])[0][0]) == \
+        (-0.5, -1.0)  # torch's whole negative gradient to each tie
+    ours, theirs = program(gradkit, [1.0, 1.0], "prod"), program(torch, [1.0, 1.0], "prod")
+    assert math.isnan(ours[1][1]) and theirs[1][1] == 0.25  # torch's product of the others
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("bias", [False, True])
+def test_transposed_convolution_with_an_empty_output_has_zero_gradients(d, bias):
+    """torch computes nothing for a float32 transposed convolution whose padding leaves an
+    empty output (oneDNN's): the gradients are zeros; gradkit's cropped a computed region, and
+    its backward multiplied the zeros of the crop by an infinite input (wide seed 43285)."""
+    def program(m):
+        t = m.tensor([[-math.inf, 0.6826568]], requires_grad=True)
+        weight = t.reshape(-1).repeat(8)[:2 * 2 ** d].reshape((2, 1) + (2,) * d)
+        b = m.tensor([0.5, 1.0], requires_grad=True) if bias else None
+        y = getattr(m.nn.functional, f"conv_transpose{d}d")(t.reshape((1, 2) + (1,) * d),
+                                                            weight, b, 1, 1, 0, 2)
+        grads = m.autograd.grad((y * 2).sum(), [t] + ([b] if bias else []))
+        return str([tuple(y.shape)] + [g.tolist() for g in grads])
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

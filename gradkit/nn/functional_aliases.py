@@ -38,7 +38,9 @@ def native_channel_shuffle(xp, input, groups: int | None = None):
                         '"groups"')
     batch, channels, *rest = check_channel_shuffle(input.shape, groups)
     grouped = input.reshape(batch, groups, channels // groups, *rest)
-    return xp.ascontiguousarray(xp.swapaxes(grouped, 1, 2)).reshape(input.shape)
+    # a copy always: a swap of size-1 dims is contiguous already, and torch's result is a new
+    # tensor (a write into it must not reach the input: wide seed 2058)
+    return xp.array(xp.swapaxes(grouped, 1, 2), order="C").reshape(input.shape)
 
 
 native_channel_shuffle.numbers = ints_reader("native_channel_shuffle", groups=(1, "int"))

@@ -11,6 +11,7 @@ from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops.comparison import isfinite
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import cos, exp, sin
+from gradkit.ops.in_place_names import in_place_form
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.piecewise import where
 from gradkit.ops.special import erfc_array, erfinv_array
@@ -153,12 +154,26 @@ def nan_to_num(input, nan: float | None = 0.0, posinf: float | None = None,
     complex values (their parts are replaced one by one)."""
     # torch's parser reads the input and the numbers before the op's own checks
     require_tensors("nan_to_num", input)
-    nan = 0.0 if nan is None else nan  # torch's ``double? nan``: None is the default 0
     if input.is_complex() and input.requires_grad and is_grad_enabled():
         raise RuntimeError("nan_to_num does not support automatic differentiation for outputs "
                            "with complex dtype.")
-    return _nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
+    return _replace(_nan_to_num, input, nan, posinf, neginf)
+
+
+@number_parameters("nan_to_num", nan="float?", posinf="float?", neginf="float?")
+def _nan_to_num_in_place(input, nan: float | None = 0.0, posinf: float | None = None,
+                         neginf: float | None = None):
+    """As ``x.nan_to_num_()`` runs it: torch's in-place form has no complex-gradient check, its
+    backward is grad * isfinite(x) for complex x too (wide seed 630)."""
+    require_tensors("nan_to_num", input)
+    return _replace(in_place_form(_nan_to_num), input, nan, posinf, neginf)
+
+
+def _replace(op, input, nan, posinf, neginf):
+    # torch's ``double? nan``: None is the default 0
+    return op(input, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
 
 
 nan_to_num.function_words = True  # its method's errors do not count self (ops/methods.py)
+nan_to_num.in_place = _nan_to_num_in_place
 

@@ -55,7 +55,10 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     no -0.0."""
     dtype = product.dtype
     if dtype.kind == "b":
-        raise kernel_error_after_checks(kernel, product)
+        if product.size and not empty:
+            raise kernel_error_after_checks(kernel, product)
+        _check_expandable(x, product.shape)
+        return _bool_sum_of_nothing(xp, x, product.shape, beta, kernel)
     _check_expandable(x, product.shape)
     for value in (beta, alpha):
         if isinstance(value, complex) and dtype.kind != "c":
@@ -78,6 +81,18 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
     if beta == 0:
         return xp.array(xp.broadcast_to(out, product.shape))
     return out + scaled_x
+
+
+def _bool_sum_of_nothing(xp, x, shape: tuple, beta, kernel: str):
+    """A bool product with no element, or of nothing summed, runs no kernel in torch: its
+    result is beta * x, which addmv fills as x where beta != 0 and the others' result.mul_(beta)
+    refuses for a number beta (breadth-wide seed 735)."""
+    if not all(shape) or beta == 0:
+        return xp.zeros(shape, bool)
+    if kernel != "addmv_impl_cpu" and not isinstance(beta, bool):
+        kind = "Float" if isinstance(beta, float) else "Long"
+        raise RuntimeError(f"result type {kind} can't be cast to the desired output type Bool")
+    return xp.array(xp.broadcast_to(x, shape))
 
 
 def _declare(name: str, product, vjp_a, vjp_b, vjp_x=rules.input_vjp):

@@ -1,29 +1,54 @@
 """``segment_reduce``: one reduction per run of consecutive slices of ``data`` along ``axis``,
 the runs given by their lengths or offsets. Composed of narrow, the reductions and stack, so
-its gradient is theirs (ties of max/min share it, as torch's)."""
+its gradient is theirs (ties of max/min share it, as torch's; a max/min segment's NaN elements
+take it, as torch's kernel), recorded as one node, torch's."""
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 
 from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.ops.arithmetic import add, div, mul
-from gradkit.ops.extremes import amax, amin
+from gradkit.ops._op import op
+from gradkit.ops.extremes import _nan_aware_mask
 from gradkit.ops.joining import stack
+from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import maximum, minimum
 from gradkit.ops.promotion import result_type
+from gradkit.ops.reduction import expand_back
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.scans import prod
 from gradkit.ops.shape import _normalize_dim
 from gradkit.ops.slicing import narrow
 from gradkit.ops.unary_helpers import scalar_type_name
 
+
+@op(save=("x", "result"), node_name="SegmentReduceBackward0")
+def _segment_extreme(xp, x, axis=0, name="amax"):
+    """A max/min segment's extreme along ``axis`` (NaN where one is NaN)."""
+    return getattr(xp, name)(x, axis=axis)
+
+
+def _segment_extreme_vjp(g, x, out, axis, name):
+    """torch's segment kernel shares the gradient among the elements equal to the extreme
+    and the NaN ones (a NaN extreme's gradient goes to its NaNs; amax's would be NaN: wide
+    seed 18493)."""
+    shape = tuple(x.shape)
+    mask = _nan_aware_mask(x, expand_back(out, shape, axis, False))
+    return expand_back(g, shape, axis, False) / _sum(mask, axis, True) * mask
+
+
+_segment_extreme.defvjp(_segment_extreme_vjp)
+_MAX, _MIN = (partial(_segment_extreme, name=name) for name in ("amax", "amin"))
+
 # reduce name -> (reduction over a dim, its value on an empty segment, how initial joins in)
 _REDUCTIONS = {
     "sum": (_sum, 0.0, add), "prod": (prod, 1.0, mul),
     "mean": (None, float("nan"), None),
-    "max": (amax, -float("inf"), maximum), "amax": (amax, -float("inf"), maximum),
-    "min": (amin, float("inf"), minimum), "amin": (amin, float("inf"), minimum),
+    "max": (_MAX, -float("inf"), maximum), "amax": (_MAX, -float("inf"), maximum),
+    "min": (_MIN, float("inf"), minimum), "amin": (_MIN, float("inf"), minimum),
 }
 
 
@@ -46,10 +71,10 @@ def _segment_lengths(lengths: Tensor | None, offsets: Tensor | None) -> np.ndarr
 def _segment(data: Tensor, reduce: str, axis: int, start: int, length: int, initial):
     """One segment's reduction (keeping no ``axis``)."""
     reduction, empty, join = _REDUCTIONS[reduce]
-    if length == 0:
+    if length == 0:  # still an output of data's graph, as torch's (wide seed 3323)
         value = empty if initial is None else initial
-        return Tensor._make(backend.get_array_module(data._data).full(
-            data.shape[:axis] + data.shape[axis + 1:], value, dtype=data._data.dtype))
+        nothing = mul(_sum(narrow(data, axis, start, 0), axis), -1)  # -0.0: value + it is value
+        return add(nothing, value)
     piece = narrow(data, axis, start, length)
     if reduce == "mean":
         total = _sum(piece, axis)
@@ -79,7 +104,7 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
                            f"{reduce}")
     if indices is not None:
         raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
-    if data._data.dtype.kind not in "fc":
+    if data._data.dtype.kind != "f":  # torch has no complex kernel either
         raise NotImplementedError(f"\"_segment_reduce_cpu\" not implemented for "
                                   f"'{scalar_type_name(data._data)}'")
     sizes = _segment_lengths(lengths, offsets)
@@ -96,5 +121,13 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
         raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
                            "data.size(lengths.dim()-1) when !unsafe.")
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return stack([_segment(data, reduce, axis, int(start), int(length), initial)
-                  for start, length in zip(starts, sizes)], axis)
+
+    def segments(data: Tensor) -> Tensor:
+        return stack([_segment(data, reduce, axis, int(start), int(length), initial)
+                      for start, length in zip(starts, sizes)], axis)
+    # one node that saves the data and the result, as torch's: a write into either before
+    # backward raises (wide seeds 92, 1037)
+    return one_node("SegmentReduceBackward0", segments, (data,),
+                    saved={"data": 0, "result": "result"},
+                    constants={"axis": axis, "initial": initial, "reduce": reduce},
+                    kept={"lengths": lengths, "offsets": offsets})

@@ -231,9 +231,10 @@ register(_broadcast_to_method, "broadcast_to")
 
 @tensor_parameters("tensors")
 def broadcast_tensors(*tensors):
-    """The tensors broadcast to their common shape (views; torch's error when they do not)."""
+    """The tensors broadcast to their common shape (views; torch's error when they do not).
+    One of that shape already is returned itself, as torch's expand_outplace does."""
     shape = broadcast_shape(*(tuple(t.shape) for t in tensors))
-    return tuple(expand(t, shape) for t in tensors)
+    return tuple(t if tuple(t.shape) == shape else expand(t, shape) for t in tensors)
 
 
 @op(save="x.shape", linear=True, view=True, batchable=True, method=True)
@@ -297,7 +298,10 @@ def unflatten(input, dim: int, sizes):
     dim = _normalize_dim(dim, input.ndim)
     shape, sizes = tuple(input.shape), tuple(map(int, sizes))
     _check_unflatten_sizes(sizes, dim, shape[dim])
-    return reshape(input, shape[:dim] + sizes + shape[dim + 1:])
+    # a -1 is the dim's size over the others' (as torch infers it), not the whole tensor's
+    # numel over the rest: that is ambiguous when another dim is 0
+    sizes = _infer_shape(sizes, shape[dim])
+    return reshape(input, shape[:dim] + tuple(sizes) + shape[dim + 1:])
 
 
 def _check_unflatten_sizes(sizes: tuple, dim: int, size: int) -> None:
@@ -307,7 +311,8 @@ def _check_unflatten_sizes(sizes: tuple, dim: int, size: int) -> None:
     known = 1
     for s in sizes:
         known *= 1 if s == -1 else s
-    if sizes.count(-1) > 1 or (-1 in sizes and known == size == 0):  # reshape's own errors
+    if sizes.count(-1) > 1 or min(sizes) < -1 or (-1 in sizes and known == size == 0):
+        # reshape's own errors
         try:
             _infer_shape(sizes, size)
         except RuntimeError as error:

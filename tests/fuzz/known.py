@@ -62,6 +62,12 @@ def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool
         return _phase_rank(theirs.error[0]) > _phase_rank(mine.error[0]) and (
             _leaf_dtype(program, step.inputs[0]).startswith(("int", "uint", "bool")) or
             (bool(theirs.values) and theirs.values[step.inputs[0]].dtype.kind in "biu"))
+    if mine.error is None and theirs.error is not None and theirs.error[0] == "backward" \
+            and "is not implemented" in theirs.message and theirs.values:
+        # so the float values computed from it require grad there, and reach an op torch
+        # cannot differentiate (wide seed 22409: bincount's weights)
+        return any(t and not m and v.dtype.kind in "biu"
+                   for t, m, v in zip(theirs.flags, mine.flags, theirs.values))
     return _only_flags_differ(mine, theirs, "biu")
 
 
@@ -156,13 +162,17 @@ def _view_of_detached_base(program, mine: Result, theirs: Result) -> bool:
 _BOOL_SUBTRACTION = "Subtraction, the `-` operator, with a bool tensor is not supported"
 
 
+_IGAMMAS = ("igamma", "igammac", "special_gammaincc", "igamma_", "igammac_")
+
+
 def _pow_by_bool_backward(program, mine: Result, theirs: Result) -> bool:
     """torch's pow backward computes ``exponent - 1``, which it refuses for a bool exponent
-    (``x ** e``, or ``pow(x, e)``: seed 1306895)."""
+    (``x ** e``, or ``pow(x, e)``: seed 1306895); igamma's and igammac's backward compute
+    ``self - 1`` of a bool ``self`` likewise (wide seeds 973, 1102)."""
     return (mine.error is None and theirs.error is not None and theirs.error[0] == "backward"
             and theirs.message.startswith(_BOOL_SUBTRACTION)
             and any(s.params.get("op") == "**" or s.params.get("fn") == "pow"
-                    for s in program.steps))
+                    or s.params.get("name") in _IGAMMAS for s in program.steps))
 
 
 def _first_signed_zero_step(program, mine: Result, theirs: Result):
@@ -225,14 +235,28 @@ _ZERO_SUM_PRODUCTS = {"b_bmm", "b_dot", "b_einsum", "b_inner", "b_linear", "b_ma
                       "b_mv", "e_addbmm", "e_addmm", "e_addmv", "e_baddbmm", "e_tensordot",
                       "l_multi_dot", "l_vecdot", "linear", "matmul", "n_conv", "conv1d",
                       "conv3d", "conv_transpose1d", "conv_transpose2d", "s_chain_matmul",
-                      "f_multi_head_attention", "f_bilinear", "f_rnn_cell", "fb_convolution"}
+                      "f_multi_head_attention", "f_bilinear", "f_rnn_cell", "fb_convolution",
+                      # lane fuzzwide: conv_tbc's and conv_transpose3d's products (wide seed
+                      # 28577), the functional RNN cells', addmv_'s
+                      "w_conv", "w_cell", "w_addmv_"}
 
 
 def _zero_sum_of_products(program, mine: Result, theirs: Result) -> bool:
     """A matrix product or convolution whose sum of products is all signed zeros: its sign
-    is whatever the BLAS kernel's accumulator starts from (torch's differs by shape)."""
+    is whatever the BLAS kernel's accumulator starts from (torch's differs by shape). An
+    in-place product (addmv_) writes it into an earlier slot, a leaf's (wide seeds 33822,
+    37308: beta 0, alpha -1: gemv's y = 0 + ..., gradkit's -1 * 0)."""
     step = _first_signed_zero_step(program, mine, theirs)
-    return step is not None and step.op in _ZERO_SUM_PRODUCTS
+    if step is not None:
+        return step.op in _ZERO_SUM_PRODUCTS
+    problems = compare(mine, theirs)
+    if not problems or not all(p.startswith("signed zero") for p in problems) or \
+            len(mine.slots) < len(program.leaves) + len(program.steps):
+        return False
+    first = min(int(p.split("[", 1)[1].split("]", 1)[0]) for p in problems)
+    return any(s.op in _ZERO_SUM_PRODUCTS and OPS[s.op].inplace
+               and mine.slots[len(program.leaves) + k] == mine.slots[first]
+               for k, s in enumerate(program.steps))
 
 
 def _onednn_gelu(program, mine: Result, theirs: Result) -> bool:
@@ -1355,6 +1379,20 @@ def _slope_input_not_finite_at_zero(step):
     return None if at is None else step.inputs[at]
 
 
+def _sinc_second_derivative_near_zero(program, mine: Result, theirs: Result) -> bool:
+    """Only second derivatives differ, through sinc of an input with an entry within 1e-3 of
+    0 (not 0): its derivative's formula (pi x cos(pi x) - sin(pi x)) / (pi x^2) cancels there,
+    and differentiated op by op its rounding is noise of relative size 1e-7 in both
+    libraries, which round it apart (wide seed 12673: x = -1e-5)."""
+    problems = compare(mine, theirs)
+    if mine.error or theirs.error or not problems or \
+            not all(p.startswith(("grads2", "signed zero in grads2")) for p in problems):
+        return False
+    return any(step.op == "e_special_unary" and step.params.get("fn") == "sinc" and bool(
+        ((np.abs(x) < 1e-3) & (x != 0)).any()) for step in program.steps
+        for x in [theirs.values[step.inputs[0]]])
+
+
 def _infinite_slope_at_a_lapack_zero(program, mine: Result, theirs: Result) -> bool:
     """Only gradients differ, through a step whose derivative is infinite at 0 reading an
     entry that a LAPACK routine before it left an exact 0 on one side and rounding noise on
@@ -1693,7 +1731,9 @@ LAPACK_OPS = frozenset({"b_solve", "b_inv", "b_det", "b_slogdet", "b_cholesky", 
                         "fb_cholesky_solve", "fb_cholesky_inverse", "fb_ormqr", "fb_ldl_solve",
                         "l_solve_triangular",  # MKL's trsm kernels, as fb_triangular_solve's
                         "e2_logdet",  # lane fuzzm: logdet is slogdet's LU (seed 113324)
-                        "l_tensorinv"})  # an inverse (strided_breadth seed 16102)
+                        "l_tensorinv",  # an inverse (strided_breadth seed 16102)
+                        # lane fuzzwide: an SVD, an LU and an LDL factorization
+                        "w_nuclear_norm", "w_matrix_rank", "w_lu_factor_ex", "w_ldl_factor_ex"})
 
 
 def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
@@ -1706,6 +1746,7 @@ def _lapack_at_non_finite(program, mine: Result, theirs: Result) -> bool:
         _lapack_refuses_a_nan_left_by_lapack(program, mine, theirs) or \
         _lapack_refuses_a_nan_left_by_blas(program, mine, theirs) or \
         _ldl_refuses_a_nan_pivot(program, mine, theirs) or \
+        _ldl_ex_pivots_at_non_finite(program, mine, theirs) or \
         _phase_check_of_nan_vectors(program, mine, theirs) or \
         _downstream_of_a_non_finite_lapack_result(program, mine, theirs) or \
         _svd_does_not_converge_at_non_finite(program, mine, theirs) or \
@@ -1822,6 +1863,19 @@ def _runs_lapack(step) -> bool:
     return step.op in LAPACK_OPS or (step.op == "b_matrix_norm" and
                                      step.params["ord"] in (2, -2, "nuc")) or (
         step.op == "l_matrix_power" and step.params["k"] < 0)
+
+
+def _ldl_ex_pivots_at_non_finite(program, mine: Result, theirs: Result) -> bool:
+    """ldl_factor_ex of a matrix with an infinite or NaN entry: gradkit's sytf2 reports a NaN
+    pivot in ``info`` and stops, MKL's sytrf computes on, so pivots and info differ too, and
+    whatever is computed from them (wide seeds 15230, 19320)."""
+    if not theirs.values:
+        return False
+    first = len(program.leaves)
+    return _only_downstream_of(program, mine, theirs, [
+        first + k for k, step in enumerate(program.steps)
+        if step.op == "w_ldl_factor_ex" and first + k < len(theirs.values)
+        and not np.isfinite(theirs.values[step.inputs[0]]).all()])
 
 
 def _ldl_refuses_a_nan_pivot(program, mine: Result, theirs: Result) -> bool:
@@ -1968,18 +2022,52 @@ def _phase_check_of_huge_gradients(program, mine: Result, theirs: Result) -> boo
                      if g is not None and np.size(g)), default=0.0) >= 1e16)
 
 
-def _cdist_double_backward(program, mine: Result, theirs: Result) -> bool:
-    """torch has no derivative of its cdist (pdist) backward; gradkit's second derivative
-    exists (everything before it must agree)."""
-    return (mine.error is None and theirs.error is not None
-            and theirs.error[0] == "double backward"
-            and any(f"_{kind}_backward" in theirs.message and _uses(program, op)
-                    for kind, op in (("cdist", "s_cdist"), ("cdist", "s_cdist_self"),
-                                     ("pdist", "s_pdist")))
-            and _first_order_agrees(program, mine, theirs))
+def _no_torch_double_backward(steps: tuple):
+    """torch has no derivative of the backward of the ``(kind, op)`` steps; gradkit's second
+    derivative exists (everything before it must agree)."""
+    def applies(program, mine: Result, theirs: Result) -> bool:
+        return (mine.error is None and theirs.error is not None
+                and theirs.error[0] == "double backward"
+                and any(f"_{kind}_backward" in theirs.message and _uses(program, op)
+                        for kind, op in steps)
+                and _first_order_agrees(program, mine, theirs))
+    return applies
 
 
-_CONVOLUTIONS = frozenset({"n_conv", "fb_convolution"})
+_cdist_double_backward = _no_torch_double_backward(
+    (("cdist", "s_cdist"), ("cdist", "s_cdist_self"), ("pdist", "s_pdist")))
+# segment_reduce is composed of narrow and the reductions (wide seed 876)
+_segment_reduce_double_backward = _no_torch_double_backward(
+    (("segment_reduce", "w_segment_reduce"),))
+
+
+def _addmv_into_overlapping_memory(program, mine: Result, theirs: Result) -> bool:
+    """addmv_ into an expanded tensor: torch's BLAS path has no overlap check, so it writes
+    each element over the one it shares memory with (and refuses a recorded write in
+    backward); gradkit refuses the write as its other in-place ops (wide seed 41733)."""
+    if mine.error is None or not mine.error[0].startswith("step ") or \
+            "refers to a single memory location" not in mine.message or \
+            theirs.error is not None and _phase_rank(theirs.error[0]) <= _phase_rank(mine.error[0]):
+        return False
+    return program.steps[int(mine.error[0].split()[1])].op == "w_addmv_"
+
+
+def _segment_reduce_kernel_gradient(program, mine: Result, theirs: Result) -> bool:
+    """A max/min/prod segment_reduce of data holding NaN or inf, or equal values: torch's
+    kernel gives a NaN (zero) element of a prod segment the product of the others, where
+    gradkit's prod gives NaN; and torch shares only a positive gradient among tied maxima (a
+    negative one goes whole to each). Only gradients differ (before torch's double backward
+    raises, if it does: wide seeds 14137, 1778)."""
+    if mine.error is not None or theirs.error is not None and \
+            theirs.error[0] != "double backward" or not theirs.values:
+        return False
+    problems = compare(mine._replace(grads2=[]), theirs._replace(error=None, grads2=[]))
+    return bool(problems) and all(p.startswith(("grads", "signed zero in grads"))
+                                  for p in problems) and any(
+        step.op == "w_segment_reduce" and step.params["reduce"] in ("max", "min", "prod")
+        and (not np.isfinite(data).all() or np.unique(data).size < data.size)
+        for step in program.steps for data in [theirs.values[step.inputs[0]].real])
+_CONVOLUTIONS = frozenset({"n_conv", "fb_convolution", "w_conv"})  # w_conv: wide seed 34466
 
 
 def _empty_convolution_double_backward(program, mine: Result, theirs: Result) -> bool:
@@ -2520,7 +2608,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("a view of a base written in place, then detach_()ed, keeps its history",
           "docs/autograd.md", "gradkit keeps the view's history as of the write",
           _view_of_detached_base),
-    Known("x ** bool tensor differentiates (torch's backward raises)", "docs/numerics.md",
+    Known("x ** bool tensor (or igamma of a bool) differentiates (torch's backward raises)",
+          "docs/numerics.md",
           "raises computing `exponent - 1`", _pow_by_bool_backward),
     Known("softshrink's zero of a negative x: +0.0 in torch's full vectors, -0.0 in its tail",
           "docs/numerics.md", "`softshrink` of a negative `x` inside", _vectorized_softshrink_zero),
@@ -2659,6 +2748,18 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("cdist's and pdist's second derivative exists (torch's backwards have none)",
           "docs/numerics.md", "'_cdist_backward' is not implemented",
           _cdist_double_backward),
+    Known("segment_reduce's second derivative exists (torch's backward has none)",
+          "docs/numerics.md", "'aten::_segment_reduce_backward' is not",
+          _segment_reduce_double_backward),
+    Known("segment_reduce's prod gradient at a NaN element, max/min's at a tie: torch's "
+          "kernel's (gradkit's prod gives NaN, max/min share every gradient)", "docs/numerics.md",
+          "torch's kernel gives a NaN element of its segment", _segment_reduce_kernel_gradient),
+    Known("sinc's second derivative near 0: its derivative's formula cancels, rounding noise "
+          "in both", "docs/numerics.md", "within 1e-3 of 0 `sinc`'s second derivative",
+          _sinc_second_derivative_near_zero),
+    Known("addmv_ into an expanded tensor: torch writes element over element, gradkit refuses",
+          "docs/autograd.md", "whose BLAS path torch does not check",
+          _addmv_into_overlapping_memory),
     Known("a convolution's second derivative where its output is empty: torch's refuses",
           "docs/numerics.md", "convolution whose output is empty",
           _empty_convolution_double_backward),

@@ -129,12 +129,20 @@ def _scatter(draw, shapes):
     return p and {**p, "value": draw.choice((None, 0.5))}
 
 
-def _split(draw, shapes):
+def split_cut(draw, shapes):
+    """A dim, its size and a first piece's size (0 to all of it), or None for a 0-d input."""
     p = _dim(draw, shapes)
     if p is None:
         return None
     n = shapes[0][p["dim"]]
-    first = draw.integer(0, n)
+    return p, n, draw.integer(0, n)
+
+
+def _split(draw, shapes):
+    cut = split_cut(draw, shapes)
+    if cut is None:
+        return None
+    p, n, first = cut
     return {**p, "sizes": [first, n - first] if draw.boolean() else draw.integer(1, 2)}
 
 

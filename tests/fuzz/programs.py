@@ -30,6 +30,8 @@ from .ops_optim import OPTIM_OPS
 from .ops_signal import SIGNAL_OPS
 from .ops_values import VALUE_OPS
 from .ops_views import CONJ_VIEW_OPS, VIEW_OPS
+from .ops_wide import WIDE_ELEM_OPS
+from .ops_wide_nn import WIDE_NN_OPS
 from .runner import LAYOUTS
 from .transforms import TRANSFORMS
 
@@ -41,7 +43,8 @@ __all__ = ["OPS", "CLASSES", "CLASS_NAMES", "SEEDED_CLASSES", "Leaf", "Step", "P
 _ROUND_ROBIN_OPS = (*CORE_OPS, *VIEW_OPS, *INDEXING_OPS, *DTYPE_OPS, *VALUE_OPS)
 OPS: dict[str, OpSpec] = {**CORE_OPS, **VIEW_OPS, **INDEXING_OPS, **DTYPE_OPS, **VALUE_OPS,
                           **BREADTH_OPS, **LATER_BREADTH_OPS, **SIGNAL_OPS, **DIST_OPS,
-                          **OPTIM_OPS, **NUMBER_OPS, **CONJ_VIEW_OPS}
+                          **OPTIM_OPS, **NUMBER_OPS, **CONJ_VIEW_OPS, **WIDE_ELEM_OPS,
+                          **WIDE_NN_OPS}
 
 FLOATS = ("float32", "float64", "complex64", "complex128")
 _CORE_VIEWS = ("slice", "transpose", "t", "unsqueeze", "select0", "expand", "view_flat",
@@ -142,6 +145,13 @@ SEEDED_CLASSES["strided"] = CLASSES["mixed"]._replace(
 SEEDED_CLASSES["strided_breadth"] = SEEDED_CLASSES["breadth"]._replace(
     ops=SEEDED_CLASSES["breadth"].ops + tuple(LATER_BREADTH_OPS) * 3,
     layouts=SEEDED_CLASSES["strided"].layouts, min_dims=2)
+# the public functions no other table drew (lane fuzzwide: tan, cosh, the in-place unary
+# variants, gcd, isin, index_put_, the functional RNN cells, ...) among the breadth class's
+# ops, views and in-place writes (a class of its own: in "breadth" they would move its seeds)
+SEEDED_CLASSES["wide"] = SEEDED_CLASSES["breadth"]._replace(
+    ops=tuple(WIDE_ELEM_OPS) * 16 + ("w_into",) * 24 + tuple(WIDE_NN_OPS) * 5
+    + tuple(BREADTH_OPS) + _ELEMENTWISE + _CORE_VIEWS + _CORE_INPLACE
+    + ("clone", "transpose", "unsqueeze", "cast"))
 CLASSES.update(SEEDED_CLASSES)
 
 

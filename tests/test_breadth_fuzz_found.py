@@ -1811,6 +1811,26 @@ def test_pinverse_of_an_infinite_matrix_torch_does_not_converge():
                                  "not MKL's"
 
 
+def test_lstsq_backward_of_an_infinite_matrix_torch_does_not_converge():
+    """lstsq's backward takes a pinv of the matrix: torch's MKL SVD of a matrix with infinite
+    entries does not converge and raises in backward; gradkit's gives NaN: the same
+    LAPACK-at-non-finite Known as pinverse's (breadth seed 1762910)."""
+    def program(m):
+        a = m.tensor([[math.inf, math.inf, math.inf, -0.5], [math.inf, 0.25, -0.5, math.inf],
+                      [-0.5, -0.5, -0.5, 0.25], [0.25, math.inf, 0.25, -0.5]],
+                     dtype=m.float64, requires_grad=True)
+        x = m.linalg.lstsq(a + 2 * m.eye(4, dtype=m.float64), m.ones(4, 1, dtype=m.float64))[0]
+        assert np.isnan(x.detach().numpy()).all()
+        x.sum().backward()
+        return a.grad
+    assert np.isnan(program(gradkit).numpy()).all()
+    with pytest.raises(RuntimeError, match="failed to converge because the input matrix is ill"):
+        program(torch)
+    problems, known = diff_program(generate(RandomDrawer(1762910), "breadth"))
+    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
+                                 "not MKL's"
+
+
 KRON_LAYOUTS = {"contiguous": lambda m, a: m.tensor(a),
                 "transposed": lambda m, a: m.tensor(np.ascontiguousarray(a.T)).t(),
                 "stepped": lambda m, a: m.tensor(np.repeat(a, 2, axis=-1))[..., ::2]}

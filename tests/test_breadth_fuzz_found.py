@@ -3121,6 +3121,32 @@ def test_log_of_a_self_cosine_loss_after_a_complex_qr_an_ulp_apart_is_rounding_a
     assert not problems or known.startswith("a step's own rounding a few ulps from torch's")
 
 
+def test_gradients_through_abs_of_a_one_entry_complex_q_are_rounding_noise():
+    """Known difference (docs/numerics.md, "of a 1 x 1 complex QR is 1 in exact arithmetic";
+    strided_breadth seed 1764692): Q of a 1 x 1 complex QR is the entry's phase, so |Q| is 1
+    and its derivative 0 in exact arithmetic; QR's backward cancels 1 x 1 complex products,
+    which torch's MKL gemm rounds fused and NumPy's BLAS not, so both libraries' derivatives
+    are noise of another size, and acosh of that 1 + ulp (derivative 5e7) makes second
+    derivatives of 1e-8 that differ entirely."""
+    z = -0.27630842821813917 + 0.22006062873317345j
+
+    def derivatives(m):
+        a = m.tensor([[z]], dtype=m.complex128, requires_grad=True)
+        q = m.linalg.qr(a + 2 * m.eye(1, dtype=m.complex128))[0]
+        g, = m.autograd.grad(m.acosh(q.abs()).sum(), a, create_graph=True)
+        g2, = m.autograd.grad(g.real.sum() + g.imag.sum(), a)
+        return q.detach().numpy(), g.detach().numpy(), g2.numpy()
+    (q, g, g2), (q_torch, g_torch, g2_torch) = derivatives(gradkit), derivatives(torch)
+    assert np.array_equal(q, q_torch) and np.array_equal(g, g_torch)
+    assert abs(q[0, 0]) == 1.0000000000000002 and 0 < np.abs(g2).max() < 1e-7 and \
+        0 < np.abs(g2_torch).max() < 1e-7 and not np.allclose(g2, g2_torch, rtol=1e-2, atol=0)
+    x, y = np.array([[0.9 + 0.1j]]), np.array([[-0.7 - 0.9j]])  # the gemm's rounding
+    assert not np.array_equal((torch.tensor(x) @ torch.tensor(y)).numpy(), x @ y)
+    problems, known = diff_program(generate(RandomDrawer(1764692), "strided_breadth"))
+    assert problems and known == "gradients through |Q| of a 1 x 1 complex QR (1 in exact " \
+                                 "arithmetic): rounding noise in both"
+
+
 def test_log_softmax_double_backward_is_torchs_formula():
     """log_softmax's backward is torch's _log_softmax_backward_data, an op whose derivatives
     are torch's ``gg - sum(gg * exp(out))`` and ``-sum(g) * exp(out) * gg`` (node

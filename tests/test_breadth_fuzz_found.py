@@ -1831,6 +1831,33 @@ def test_lstsq_backward_of_an_infinite_matrix_torch_does_not_converge():
                                  "not MKL's"
 
 
+@pytest.mark.parametrize("incoming", [math.nan, math.inf])
+def test_bilinear_grid_sample_outside_the_image_at_a_non_finite_gradient_is_known(incoming):
+    """Known difference (docs/numerics.md, "at a non-finite grid point"; strided_breadth seed
+    1751843): a grid point whose corners all lie outside the image, under a NaN or inf
+    incoming gradient: the first derivatives agree, but torch's second derivative of the
+    input through the grid's gradient gathers each corner at its index clamped into the image
+    times a 0 mask, NaN at the image's last pixel (which plays no part in the output);
+    gradkit leaves those corners out, as both do in the first derivatives."""
+    def program(m, incoming=incoming):
+        image = m.tensor([[[[0.5, -1.0], [2.0, 0.25]]]], dtype=m.float64, requires_grad=True)
+        grid = m.tensor([[[[4.0, 5.0], [0.2, -0.3]]]], dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.grid_sample(image, grid, align_corners=False)
+        g_image, g_grid = m.autograd.grad(out, [image, grid], m.tensor(
+            [[[[incoming, 1.0]]]], dtype=m.float64), create_graph=True)
+        second = m.autograd.grad(g_grid.sum(), [image])[0]
+        return [t.detach().numpy().ravel() for t in (g_image, g_grid, second)]
+    (g_image, g_grid, second), (t_image, t_grid, t_second) = program(gradkit), program(torch)
+    np.testing.assert_array_equal(g_image, t_image)
+    np.testing.assert_allclose(g_grid, t_grid, rtol=1e-14)
+    np.testing.assert_array_equal(second[:3], t_second[:3])
+    # gradkit's is the other point's part alone: torch's under a 0 incoming gradient there
+    assert np.isnan(t_second[3]) and second[3] == program(torch, 0.0)[2][3]
+    problems, known = diff_program(generate(RandomDrawer(1751843), "strided_breadth"))
+    assert problems and known.startswith("bilinear grid_sample at a non-finite grid point or "
+                                         "gradient")
+
+
 KRON_LAYOUTS = {"contiguous": lambda m, a: m.tensor(a),
                 "transposed": lambda m, a: m.tensor(np.ascontiguousarray(a.T)).t(),
                 "stepped": lambda m, a: m.tensor(np.repeat(a, 2, axis=-1))[..., ::2]}

@@ -2243,9 +2243,14 @@ def _grid_sample_at_a_non_finite_point(program, mine: Result, theirs: Result) ->
     """Bilinear grid_sample at a non-finite grid point: torch's second derivative of the input
     through the grid's gradient is NaN there, gradkit's 0 (its corners outside the image are
     left out of every derivative, as torch leaves them out of the first; breadth seed
-    108284). Only second derivatives differ, NaN in torch."""
+    108284). So is it where a non-finite incoming gradient meets a point whose corners lie
+    outside the image: torch's masked 0 times it is NaN at the clamped corner (strided_breadth
+    seed 1751843: a first gradient NaN). Only second derivatives differ, NaN in torch."""
+    incoming_non_finite = any(g is not None and g.dtype.kind in "fc" and
+                              not np.isfinite(g).all() for g in theirs.grads)
     steps = [s for s in program.steps if s.op == "f_grid_sample" and s.params["mode"] ==
-             "bilinear" and not np.isfinite(theirs.values[s.inputs[1]]).all()]
+             "bilinear" and (incoming_non_finite or
+                             not np.isfinite(theirs.values[s.inputs[1]]).all())]
     problems = compare(mine, theirs)
     if not steps or not problems or not all(p.startswith("grads2[") for p in problems):
         return False
@@ -2716,8 +2721,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("embedding_bag's and multi-head attention's second derivatives exist (torch's fused "
           "kernels have none)", "docs/numerics.md",
           "gradkit composes both from differentiable ops", _composed_double_backward),
-    Known("bilinear grid_sample at a non-finite grid point: torch's second derivative of the "
-          "input is NaN", "docs/numerics.md", "at a non-finite grid point",
+    Known("bilinear grid_sample at a non-finite grid point or gradient: torch's second "
+          "derivative of the input is NaN", "docs/numerics.md", "at a non-finite grid point",
           _grid_sample_at_a_non_finite_point),
     Known("nearest grid_sample's zero grid gradient has no graph (torch's double backward "
           "walks through it and raises further back)", "docs/numerics.md",

@@ -23,8 +23,8 @@ from gradkit.ops import piecewise
 from gradkit.ops.order_statistics import refuse_complex_grad
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.joining import cat, stack
-from gradkit.ops.reduction import (_accumulation_dtype, accumulate, axes, cumsum, expand_back,
-                                   in_float32, rounded, scan_dtype, sum)
+from gradkit.ops.reduction import (_accumulation_dtype, axes, cumsum, expand_back, in_float32,
+                                   rounded, scan, scan_dtype, sum)
 from gradkit.ops.slicing import narrow
 from gradkit.ops.shape import _normalize_dim, flip, reshape
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
@@ -53,7 +53,7 @@ def cumprod(xp, x, *, dim, dtype=None):
     if x.dtype.kind == "c":  # torch multiplies the first element by 1 too: inf+0j -> inf+nanj
         first = xp.moveaxis(x, d, 0)[:1]
         first *= x.dtype.type(1)
-    return accumulate(xp.cumprod, x, x.dtype, axis=d)  # NumPy would widen int32 to int64
+    return scan(xp.cumprod, x, x.dtype, axis=d)  # NumPy would widen int32 to int64
 
 
 cumprod.numbers = ints_reader("cumprod", dim=(1, "int"), dtype=(None, "ScalarType?"))

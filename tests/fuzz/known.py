@@ -2788,6 +2788,10 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "index_add or scatter, which refuses it", "docs/func.md",
           "scatter such a tangent into single-precision zeros",
           known_fwd.torch_index_put_of_a_double_tangent),
+    Known("torch's double tangent of a single-precision 0-d result reaches a kernel that "
+          "refuses it (gelu's oneDNN one, einsum's dot)", "docs/func.md",
+          "oneDNN `gelu` kernel and `einsum`'s dot",
+          known_fwd.torch_kernel_refuses_a_double_tangent),
     Known("torch's tangent of a tensor copy_ wrote a dual of the other kind (complex, real) "
           "into keeps the dual's kind, in what is computed from it too", "docs/func.md",
           "carries its imaginary part into what is computed from it",

@@ -229,6 +229,27 @@ def test_torch_kernel_refuses_its_double_tangent_of_a_0d_single_result(make, pri
         "einsum's dot)"
 
 
+def test_torch_vmap_refuses_an_index_put_with_separated_advanced_indices():
+    """Known difference (docs/func.md, "a tensor computed from the mapped inputs (torch:"; fwd
+    seed 485769): a write through x[index, 1::2, []] (advanced indices around a slice, so the
+    indexed dims move to the front) runs on one sample, but torch's batched index_put
+    misplaces the batch dim and refuses the value's shape; gradkit's per-sample vmap runs it
+    (and the program's later view_as_real of a real tensor then fails in both)."""
+    def f(m):
+        def write(x):
+            x = x.clone()
+            x[m.tensor([], dtype=m.int64), 1::2, []] = m.zeros(0, 1, dtype=x.dtype)
+            return x
+        return write
+    x = np.zeros((2, 3, 2, 0))
+    assert tuple(f(torch)(torch.tensor(x[0])).shape) == (3, 2, 0)
+    with pytest.raises(RuntimeError, match="cannot be broadcast to indexing result"):
+        torch.vmap(f(torch))(torch.tensor(x))
+    assert tuple(gradkit.vmap(f(gradkit))(gradkit.tensor(x)).shape) == (2, 3, 2, 0)
+    assert _known_as(485769) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+
+
 def test_one_element_dim_stride_write_under_vmap_is_known():
     """Known difference (docs/numerics.md, "decided on the strides of the dims with more";
     fwd seed 312729): under vmap torch refuses v %= v[0:1:2] of a one-element dim as a partial

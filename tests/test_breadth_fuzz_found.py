@@ -1796,37 +1796,33 @@ def test_vector_norm_of_complex_values_reads_abs_modulus(ord):
     np.testing.assert_allclose(program(gradkit), program(torch), rtol=1e-14)
 
 
-def test_pinverse_of_an_infinite_matrix_torch_does_not_converge():
-    """torch's MKL SVD does not converge on [[2, 0, 0], [inf, 2, inf], [0, inf, inf]] and
-    pinverse raises; gradkit's gives NaN: a documented LAPACK-at-non-finite Known (strided seed
-    54005)."""
-    def program(m):
-        return m.pinverse(m.tensor([[2.0, 0, 0], [math.inf, 2, math.inf], [0, math.inf, math.inf]],
-                                   dtype=m.float64))
+def _pinverse_of_an_infinite_matrix(m):
+    return m.pinverse(m.tensor([[2.0, 0, 0], [math.inf, 2, math.inf], [0, math.inf, math.inf]],
+                               dtype=m.float64))
+
+
+def _lstsq_gradient_of_an_infinite_matrix(m):
+    a = m.tensor([[math.inf, math.inf, math.inf, -0.5], [math.inf, 0.25, -0.5, math.inf],
+                  [-0.5, -0.5, -0.5, 0.25], [0.25, math.inf, 0.25, -0.5]],
+                 dtype=m.float64, requires_grad=True)
+    x = m.linalg.lstsq(a + 2 * m.eye(4, dtype=m.float64), m.ones(4, 1, dtype=m.float64))[0]
+    assert np.isnan(x.detach().numpy()).all()
+    x.sum().backward()
+    return a.grad
+
+
+@pytest.mark.parametrize("program, seed, klass", [
+    (_pinverse_of_an_infinite_matrix, 54005, "strided_breadth"),
+    (_lstsq_gradient_of_an_infinite_matrix, 1762910, "breadth")])
+def test_svd_of_an_infinite_matrix_torch_does_not_converge(program, seed, klass):
+    """torch's MKL SVD does not converge on a matrix with infinite entries and raises, in
+    pinverse (strided seed 54005: [[2, 0, 0], [inf, 2, inf], [0, inf, inf]]) or in lstsq's
+    backward, a pinv (breadth seed 1762910); gradkit's gives NaN: a documented
+    LAPACK-at-non-finite Known."""
     assert np.isnan(program(gradkit).numpy()).all()
     with pytest.raises(RuntimeError, match="failed to converge because the input matrix is ill"):
         program(torch)
-    problems, known = diff_program(generate(RandomDrawer(54005), "strided_breadth"))
-    assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
-                                 "not MKL's"
-
-
-def test_lstsq_backward_of_an_infinite_matrix_torch_does_not_converge():
-    """lstsq's backward takes a pinv of the matrix: torch's MKL SVD of a matrix with infinite
-    entries does not converge and raises in backward; gradkit's gives NaN: the same
-    LAPACK-at-non-finite Known as pinverse's (breadth seed 1762910)."""
-    def program(m):
-        a = m.tensor([[math.inf, math.inf, math.inf, -0.5], [math.inf, 0.25, -0.5, math.inf],
-                      [-0.5, -0.5, -0.5, 0.25], [0.25, math.inf, 0.25, -0.5]],
-                     dtype=m.float64, requires_grad=True)
-        x = m.linalg.lstsq(a + 2 * m.eye(4, dtype=m.float64), m.ones(4, 1, dtype=m.float64))[0]
-        assert np.isnan(x.detach().numpy()).all()
-        x.sum().backward()
-        return a.grad
-    assert np.isnan(program(gradkit).numpy()).all()
-    with pytest.raises(RuntimeError, match="failed to converge because the input matrix is ill"):
-        program(torch)
-    problems, known = diff_program(generate(RandomDrawer(1762910), "breadth"))
+    problems, known = diff_program(generate(RandomDrawer(seed), klass))
     assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
                                  "not MKL's"
 

@@ -1796,19 +1796,90 @@ def test_vector_norm_of_complex_values_reads_abs_modulus(ord):
     np.testing.assert_allclose(program(gradkit), program(torch), rtol=1e-14)
 
 
-def test_pinverse_of_an_infinite_matrix_torch_does_not_converge():
-    """torch's MKL SVD does not converge on [[2, 0, 0], [inf, 2, inf], [0, inf, inf]] and
-    pinverse raises; gradkit's gives NaN: a documented LAPACK-at-non-finite Known (strided seed
-    54005)."""
-    def program(m):
-        return m.pinverse(m.tensor([[2.0, 0, 0], [math.inf, 2, math.inf], [0, math.inf, math.inf]],
-                                   dtype=m.float64))
+def _pinverse_of_an_infinite_matrix(m):
+    return m.pinverse(m.tensor([[2.0, 0, 0], [math.inf, 2, math.inf], [0, math.inf, math.inf]],
+                               dtype=m.float64))
+
+
+def _lstsq_gradient_of_an_infinite_matrix(m):
+    a = m.tensor([[math.inf, math.inf, math.inf, -0.5], [math.inf, 0.25, -0.5, math.inf],
+                  [-0.5, -0.5, -0.5, 0.25], [0.25, math.inf, 0.25, -0.5]],
+                 dtype=m.float64, requires_grad=True)
+    x = m.linalg.lstsq(a + 2 * m.eye(4, dtype=m.float64), m.ones(4, 1, dtype=m.float64))[0]
+    assert np.isnan(x.detach().numpy()).all()
+    x.sum().backward()
+    return a.grad
+
+
+@pytest.mark.parametrize("program, seed, klass", [
+    (_pinverse_of_an_infinite_matrix, 54005, "strided_breadth"),
+    (_lstsq_gradient_of_an_infinite_matrix, 1762910, "breadth")])
+def test_svd_of_an_infinite_matrix_torch_does_not_converge(program, seed, klass):
+    """torch's MKL SVD does not converge on a matrix with infinite entries and raises, in
+    pinverse (strided seed 54005: [[2, 0, 0], [inf, 2, inf], [0, inf, inf]]) or in lstsq's
+    backward, a pinv (breadth seed 1762910); gradkit's gives NaN: a documented
+    LAPACK-at-non-finite Known."""
     assert np.isnan(program(gradkit).numpy()).all()
     with pytest.raises(RuntimeError, match="failed to converge because the input matrix is ill"):
         program(torch)
-    problems, known = diff_program(generate(RandomDrawer(54005), "strided_breadth"))
+    problems, known = diff_program(generate(RandomDrawer(seed), klass))
     assert problems and known == "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, " \
                                  "not MKL's"
+
+
+@pytest.mark.parametrize("incoming", [math.nan, math.inf])
+def test_bilinear_grid_sample_outside_the_image_at_a_non_finite_gradient_is_known(incoming):
+    """Known difference (docs/numerics.md, "at a non-finite grid point"; strided_breadth seed
+    1751843): a grid point whose corners all lie outside the image, under a NaN or inf
+    incoming gradient: the first derivatives agree, but torch's second derivative of the
+    input through the grid's gradient gathers each corner at its index clamped into the image
+    times a 0 mask, NaN at the image's last pixel (which plays no part in the output);
+    gradkit leaves those corners out, as both do in the first derivatives."""
+    def program(m, incoming=incoming):
+        image = m.tensor([[[[0.5, -1.0], [2.0, 0.25]]]], dtype=m.float64, requires_grad=True)
+        grid = m.tensor([[[[4.0, 5.0], [0.2, -0.3]]]], dtype=m.float64, requires_grad=True)
+        out = m.nn.functional.grid_sample(image, grid, align_corners=False)
+        g_image, g_grid = m.autograd.grad(out, [image, grid], m.tensor(
+            [[[[incoming, 1.0]]]], dtype=m.float64), create_graph=True)
+        second = m.autograd.grad(g_grid.sum(), [image])[0]
+        return [t.detach().numpy().ravel() for t in (g_image, g_grid, second)]
+    (g_image, g_grid, second), (t_image, t_grid, t_second) = program(gradkit), program(torch)
+    np.testing.assert_array_equal(g_image, t_image)
+    np.testing.assert_allclose(g_grid, t_grid, rtol=1e-14)
+    np.testing.assert_array_equal(second[:3], t_second[:3])
+    # gradkit's is the other point's part alone: torch's under a 0 incoming gradient there
+    assert np.isnan(t_second[3]) and second[3] == program(torch, 0.0)[2][3]
+    problems, known = diff_program(generate(RandomDrawer(1751843), "strided_breadth"))
+    assert problems and known.startswith("bilinear grid_sample at a non-finite grid point or "
+                                         "gradient")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("scan", ["cumsum", "cumprod"])
+def test_scans_carry_the_running_value_wider_as_torch(dtype, scan):
+    """torch's CPU cumsum and cumprod carry their running value in acc_type (float32 for
+    float16, float64 for float32, complex128 for complex64) and round each output; NumPy's
+    float32 cumsum rounded each step, an ulp off torch's (signal seed 348097: the
+    coordinates of torch.gradient, whose uneven differences then moved by 20 ulps). A
+    complex cumprod multiplies step by step with C's fused product (NumPy's cumprod did not:
+    complex128 products an ulp off)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((40, 3)) + (1j * rng.standard_normal((40, 3)) if dtype[0] == "c"
+                                        else 0)
+    x = 1 + 0.1 * x if scan == "cumprod" else x
+
+    def program(m):
+        t = m.tensor(x, dtype=getattr(m, dtype), requires_grad=dtype != "float16")
+        out = getattr(t, scan)(0), getattr(t, scan)(1)
+        if dtype == "float16" or (scan == "cumprod" and dtype[0] == "c"):
+            # (complex cumprod_backward: torch's vectorized complex products round apart)
+            return [o.detach().numpy() for o in out]
+        grad, = m.autograd.grad(out, t, [m.tensor(x[::-1].copy(), dtype=t.dtype)] * 2)
+        return [o.detach().numpy() for o in out] + [grad.numpy()]
+    for ours, theirs in zip(program(gradkit), program(torch)):
+        np.testing.assert_array_equal(ours, theirs)
+    problems, known = diff_program(generate(RandomDrawer(348097), "signal"))
+    assert not problems
 
 
 KRON_LAYOUTS = {"contiguous": lambda m, a: m.tensor(a),
@@ -3300,6 +3371,32 @@ def test_log_of_a_self_cosine_loss_after_a_complex_qr_an_ulp_apart_is_rounding_a
     assert gradient(torch, product(gradkit)) != gradient(torch, product(torch))
     problems, known = diff_program(generate(RandomDrawer(1681399), "breadth"))
     assert not problems or known.startswith("a step's own rounding a few ulps from torch's")
+
+
+def test_gradients_through_abs_of_a_one_entry_complex_q_are_rounding_noise():
+    """Known difference (docs/numerics.md, "of a 1 x 1 complex QR is 1 in exact arithmetic";
+    strided_breadth seed 1764692): Q of a 1 x 1 complex QR is the entry's phase, so |Q| is 1
+    and its derivative 0 in exact arithmetic; QR's backward cancels 1 x 1 complex products,
+    which torch's MKL gemm rounds fused and NumPy's BLAS not, so both libraries' derivatives
+    are noise of another size, and acosh of that 1 + ulp (derivative 5e7) makes second
+    derivatives of 1e-8 that differ entirely."""
+    z = -0.27630842821813917 + 0.22006062873317345j
+
+    def derivatives(m):
+        a = m.tensor([[z]], dtype=m.complex128, requires_grad=True)
+        q = m.linalg.qr(a + 2 * m.eye(1, dtype=m.complex128))[0]
+        g, = m.autograd.grad(m.acosh(q.abs()).sum(), a, create_graph=True)
+        g2, = m.autograd.grad(g.real.sum() + g.imag.sum(), a)
+        return q.detach().numpy(), g.detach().numpy(), g2.numpy()
+    (q, g, g2), (q_torch, g_torch, g2_torch) = derivatives(gradkit), derivatives(torch)
+    assert np.array_equal(q, q_torch) and np.array_equal(g, g_torch)
+    assert abs(q[0, 0]) == 1.0000000000000002 and 0 < np.abs(g2).max() < 1e-7 and \
+        0 < np.abs(g2_torch).max() < 1e-7 and not np.allclose(g2, g2_torch, rtol=1e-2, atol=0)
+    x, y = np.array([[0.9 + 0.1j]]), np.array([[-0.7 - 0.9j]])  # the gemm's rounding
+    assert not np.array_equal((torch.tensor(x) @ torch.tensor(y)).numpy(), x @ y)
+    problems, known = diff_program(generate(RandomDrawer(1764692), "strided_breadth"))
+    assert problems and known == "gradients through |Q| of a 1 x 1 complex QR (1 in exact " \
+                                 "arithmetic): rounding noise in both"
 
 
 def test_log_softmax_double_backward_is_torchs_formula():

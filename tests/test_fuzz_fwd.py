@@ -188,6 +188,68 @@ def test_torch_index_put_refuses_its_double_tangent_under_jvp_of_grad():
     assert np.isfinite([complex(t) for t in tangents]).all()
 
 
+def _gelu_of_a_scaled_square(m, one):
+    def f(x):
+        v = (x * one).expand(2)
+        return m.nn.functional.gelu(v * v)
+    return f
+
+
+def _dot_of_a_log_beside_its_input(m, half):
+    def f(z):
+        v = m.stack([m.log(z.abs() + half), z])
+        return m.einsum("i,i->", v, v)
+    return f
+
+
+@pytest.mark.parametrize("make, primal, tangent, message", [
+    (_gelu_of_a_scaled_square, 0.877, 0.5, "itensor_view_from_dense expects"),
+    (_dot_of_a_log_beside_its_input, 0.3 - 0.4j, 0.5 + 0.25j,
+     "expected scalar type ComplexFloat but found ComplexDouble")])
+def test_torch_kernel_refuses_its_double_tangent_of_a_0d_single_result(make, primal, tangent,
+                                                                         message):
+    """Known difference (docs/func.md, "oneDNN `gelu` kernel and `einsum`'s dot"; fwd seeds
+    464720, 487394): under torch's jvp a 0-d single-precision tensor times (plus) a Python
+    number has a double tangent, which gelu's oneDNN kernel and einsum's dot refuse beside
+    single-precision values; gradkit's tangent keeps the dtype and is torch's own when the
+    number is a 0-d tensor instead."""
+    dtype = "complex64" if isinstance(primal, complex) else "float32"
+    number = 0.5 if make is _dot_of_a_log_beside_its_input else 1.0
+
+    def jvp(m, scale):
+        return m.func.jvp(make(m, scale), (m.tensor(primal, dtype=getattr(m, dtype)),),
+                          (m.tensor(tangent, dtype=getattr(m, dtype)),))[1]
+    with pytest.raises(RuntimeError, match=message):
+        jvp(torch, number)
+    ours, theirs = jvp(gradkit, number), jvp(torch, torch.tensor(number))
+    assert str(ours.dtype).split(".")[-1] == dtype
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)  # (gelu's ulp)
+    assert _known_as(464720) == _known_as(487394) == "torch's double tangent of a " \
+        "single-precision 0-d result reaches a kernel that refuses it (gelu's oneDNN one, " \
+        "einsum's dot)"
+
+
+def test_torch_vmap_refuses_an_index_put_with_separated_advanced_indices():
+    """Known difference (docs/func.md, "a tensor computed from the mapped inputs (torch:"; fwd
+    seed 485769): a write through x[index, 1::2, []] (advanced indices around a slice, so the
+    indexed dims move to the front) runs on one sample, but torch's batched index_put
+    misplaces the batch dim and refuses the value's shape; gradkit's per-sample vmap runs it
+    (and the program's later view_as_real of a real tensor then fails in both)."""
+    def f(m):
+        def write(x):
+            x = x.clone()
+            x[m.tensor([], dtype=m.int64), 1::2, []] = m.zeros(0, 1, dtype=x.dtype)
+            return x
+        return write
+    x = np.zeros((2, 3, 2, 0))
+    assert tuple(f(torch)(torch.tensor(x[0])).shape) == (3, 2, 0)
+    with pytest.raises(RuntimeError, match="cannot be broadcast to indexing result"):
+        torch.vmap(f(torch))(torch.tensor(x))
+    assert tuple(gradkit.vmap(f(gradkit))(gradkit.tensor(x)).shape) == (2, 3, 2, 0)
+    assert _known_as(485769) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+
+
 def test_one_element_dim_stride_write_under_vmap_is_known():
     """Known difference (docs/numerics.md, "decided on the strides of the dims with more";
     fwd seed 312729): under vmap torch refuses v %= v[0:1:2] of a one-element dim as a partial

@@ -109,6 +109,22 @@ def accumulate(reduce, x, dtype, **options):
     return reduce(x, dtype=dtype, **options)
 
 
+# torch's CPU scans carry their running value in acc_type: a wider dtype, rounded per output
+_SCAN_CARRY = {np.dtype(np.float16): np.float32, np.dtype(np.float32): np.float64,
+               np.dtype(np.complex64): np.complex128}
+
+
+def scan(reduce, x, dtype, **options):
+    """``reduce`` (NumPy's cumsum or cumprod) of x in ``dtype`` as torch's CPU scans: float16,
+    float32 and complex64 carry the running value in float32, float64 and complex128 and round
+    each output (NumPy's rounds each step: a float32 cumsum an ulp from torch's)."""
+    target = np.dtype(dtype or x.dtype)
+    carry = _SCAN_CARRY.get(target)
+    if carry is None:
+        return reduce(x, dtype=dtype, **options)
+    return reduce(x.astype(target), dtype=carry, **options).astype(target)
+
+
 sum.numbers = chain(keepdim_needs_dim("sum"),
                    ints_reader("sum", "single", dim=(1, "int[1]?"), keepdim=(2, "bool"),
                                 dtype=(None, "ScalarType?")))
@@ -272,7 +288,7 @@ def cumsum(xp, x, *, dim, dtype=None):
     if x.ndim == 0:  # NumPy would return shape (1,); torch keeps 0-d
         _normalize_dim(dim, 0)
         return x.astype(dtype or x.dtype, copy=True)
-    out = accumulate(xp.cumsum, x, dtype, axis=_normalize_dim(dim, x.ndim))
+    out = scan(xp.cumsum, x, dtype, axis=_normalize_dim(dim, x.ndim))
     if out.dtype.kind in "fc":  # torch's sums start from 0.0: a -0.0 prefix sums to 0.0
         out += out.dtype.type(0)
     return out

@@ -23,8 +23,8 @@ from gradkit.ops import piecewise
 from gradkit.ops.order_statistics import refuse_complex_grad
 from gradkit.ops.piecewise import ones_like, where, zeros_like
 from gradkit.ops.joining import cat, stack
-from gradkit.ops.reduction import (_accumulation_dtype, accumulate, axes, cumsum, expand_back,
-                                   in_float32, rounded, scan_dtype, sum)
+from gradkit.ops.reduction import (_accumulation_dtype, axes, cumsum, expand_back, in_float32,
+                                   rounded, scan, scan_dtype, sum)
 from gradkit.ops.slicing import narrow
 from gradkit.ops.shape import _normalize_dim, flip, reshape
 from gradkit.ops.unary_helpers import c_type_name, kernel_error, reject_complex
@@ -50,10 +50,22 @@ def cumprod(xp, x, *, dim, dtype=None):
     if x.ndim == 0:
         return x.astype(dtype or x.dtype, copy=True)
     x = x.astype(dtype or x.dtype, copy=True)
-    if x.dtype.kind == "c":  # torch multiplies the first element by 1 too: inf+0j -> inf+nanj
-        first = xp.moveaxis(x, d, 0)[:1]
-        first *= x.dtype.type(1)
-    return accumulate(xp.cumprod, x, x.dtype, axis=d)  # NumPy would widen int32 to int64
+    if x.dtype.kind == "c":
+        return _complex_cumprod(xp, x, d)
+    return scan(xp.cumprod, x, x.dtype, axis=d)  # NumPy would widen int32 to int64
+
+
+def _complex_cumprod(xp, x, d):
+    """torch's complex cumprod: a running complex128 product from 1 (so 1 * (inf+0j) is
+    inf+nanj), each step C's fused product, which NumPy's elementwise one is and its cumprod
+    is not (complex128 cumprods an ulp off), rounded to x's dtype per output."""
+    factors = xp.moveaxis(x, d, 0).astype(np.complex128)
+    out = xp.empty_like(factors)
+    running = xp.ones(factors.shape[1:], np.complex128)
+    for i in range(factors.shape[0]):
+        running = running * factors[i]
+        out[i] = running
+    return xp.moveaxis(out, 0, d).astype(x.dtype)
 
 
 cumprod.numbers = ints_reader("cumprod", dim=(1, "int"), dtype=(None, "ScalarType?"))

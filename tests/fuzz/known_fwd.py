@@ -90,6 +90,23 @@ def torch_index_put_of_a_double_tangent(program, mine: Result, theirs: Result) -
         theirs.message.endswith(_DOUBLE_SOURCE + tuple(text + "." for text in _DOUBLE_SOURCE))
 
 
+# a kernel refusing a double tangent beside its single-precision value: gelu's oneDNN one,
+# and a product's (einsum's dot: "expected scalar type ComplexFloat but found ComplexDouble")
+_REFUSED_DOUBLE = re.compile(r"itensor_view_from_dense expects .* tensor inputDouble|"
+                             r"expected scalar type (Complex)?Float but found (Complex)?Double")
+
+
+def torch_kernel_refuses_a_double_tangent(program, mine: Result, theirs: Result) -> bool:
+    """torch's jvp gives a 0-d single-precision tensor plus or times a Python number a double
+    tangent (``tangent_dtype``); a later step's kernel then refuses the pair: gelu's oneDNN
+    kernel (fwd seed 464720) or einsum's dot (fwd seed 487394). gradkit's tangents keep
+    their outputs' dtypes and compute."""
+    return program.transform in _FORWARD and mine.error is None and \
+        theirs.error is not None and theirs.error[0].startswith("step ") and \
+        all(leaf.dtype in ("float32", "complex64") for leaf in program.leaves
+            if leaf.requires_grad) and bool(_REFUSED_DOUBLE.search(theirs.message))
+
+
 def _is_power(step) -> bool:
     return step.op in ("pow", "i_pow_") or step.params.get("op") == "**" or \
         step.params.get("fn") in ("pow", "float_power")

@@ -3980,8 +3980,10 @@ def test_baddbmm_of_two_dtypes_summing_nothing_is_torchs(dtypes, shapes, beta):
             warnings.simplefilter("always")
             out = m.baddbmm(x_in, x, y, beta=beta, alpha=2.5)
         dropped = any("discards the imaginary part" in str(w.message) for w in caught)
-        grads = m.autograd.grad(out.abs().sum(), [x, y], allow_unused=True)
-        return (out, m.tensor(dropped)) + tuple(grads)
+        assert dropped == (beta != 0 and out.numel() > 0 and "complex" in dtypes[0] and
+                           "complex" not in dtypes[1]) or m is torch  # (torch warns once a
+        grads = m.autograd.grad(out.abs().sum(), [x, y], allow_unused=True)  # process: only
+        return (out,) + tuple(grads)  # the first such cast of the run shows its warning)
     assert_same_as_torch(program)
 
 

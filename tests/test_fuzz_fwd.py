@@ -292,6 +292,21 @@ def test_torch_tangent_of_a_self_multiply_reads_the_updated_tangent():
             assert fw.unpack_dual(x).tangent.item() == expected
 
 
+def test_torch_tangent_of_a_multiply_by_a_view_of_its_target_is_known():
+    """Known difference (docs/autograd.md, as above; fwd seed 508116): x.mul_(x.flatten()[0])
+    of a 0-d dual: torch's tangent reads the operand (a view of x) after the write, t x + t x²
+    (0.357 at x = 0.7, t = 0.3) for the derivative 2 x t (0.42)."""
+    assert _known_as(508116) == "torch's tangent of x.mul_(x) reads the tangent it has " \
+        "already updated"
+    for m, expected in ((gradkit, 0.42), (torch, 0.357)):
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(m.tensor(0.7, dtype=m.float64), m.tensor(0.3, dtype=m.float64))
+            x = x * 1
+            x.mul_(x.flatten()[0])
+            assert fw.unpack_dual(x).tangent.item() == pytest.approx(expected, rel=1e-12)
+
+
 def test_torch_tangent_of_a_multiply_into_a_view_of_its_operand_is_known():
     """Known difference (docs/autograd.md, as above; fwd seed 322131): y.squeeze().mul_(y)
     writes into a view of its own operand; torch's tangent reads the updated one there too."""
@@ -1108,3 +1123,12 @@ def test_torch_jacfwd_refuses_a_write_through_advanced_indices_split_by_none():
         jacobian(torch, "jacfwd")
     np.testing.assert_array_equal(jacobian(gradkit, "jacfwd").numpy(),
                                   jacobian(torch, "jacrev").numpy())
+
+
+def test_torch_backward_kernels_refuse_its_double_tangent_under_jvp_of_grad():
+    """Known difference (docs/func.md, "oneDNN `gelu` kernel and `einsum`'s dot"; fwd seeds
+    500873, 508624): under jvp of grad, torch's double tangent of a single-precision 0-d
+    result reaches its backward's kernels (max(dim)'s scatter, dot's), which refuse it."""
+    for seed in (500873, 508624):
+        assert _known_as(seed) == "torch's double tangent of a single-precision 0-d result " \
+            "reaches a kernel that refuses it (gelu's oneDNN one, einsum's dot)"

@@ -93,16 +93,18 @@ def torch_index_put_of_a_double_tangent(program, mine: Result, theirs: Result) -
 # a kernel refusing a double tangent beside its single-precision value: gelu's oneDNN one,
 # and a product's (einsum's dot: "expected scalar type ComplexFloat but found ComplexDouble")
 _REFUSED_DOUBLE = re.compile(r"itensor_view_from_dense expects .* tensor inputDouble|"
-                             r"expected scalar type (Complex)?Float but found (Complex)?Double")
+                             r"expected scalar type (Complex)?Float but found (Complex)?Double|"
+                             r"scatter\(\): Expected self.dtype to be equal to src.dtype")
 
 
 def torch_kernel_refuses_a_double_tangent(program, mine: Result, theirs: Result) -> bool:
     """torch's jvp gives a 0-d single-precision tensor plus or times a Python number a double
     tangent (``tangent_dtype``); a later step's kernel then refuses the pair: gelu's oneDNN
-    kernel (fwd seed 464720) or einsum's dot (fwd seed 487394). gradkit's tangents keep
+    kernel (fwd seed 464720) or einsum's dot (fwd seed 487394), or, under jvp of grad, the
+    backward's kernels (max(dim)'s, dot's: fwd seeds 500873, 508624). gradkit's tangents keep
     their outputs' dtypes and compute."""
     return program.transform in _FORWARD and mine.error is None and \
-        theirs.error is not None and theirs.error[0].startswith("step ") and \
+        theirs.error is not None and theirs.error[0].startswith(("step ", "transform")) and \
         all(leaf.dtype in ("float32", "complex64") for leaf in program.leaves
             if leaf.requires_grad) and bool(_REFUSED_DOUBLE.search(theirs.message))
 
@@ -139,7 +141,8 @@ def _root(program, slot: int, views: frozenset = frozenset(), values: list = ())
     step = program.steps[slot - leaves]
     same_cast = step.op == "unary" and step.params.get("fn") in _CASTS and len(values) > slot \
         and str(values[step.inputs[0]].dtype) == _CASTS[step.params["fn"]]
-    view = step.op in views and (step.op != "getitem" or _basic_key(step))
+    view = step.op in views and (step.op != "getitem" or _basic_key(step)) and (
+        step.op != "flatten" or len(values) > step.inputs[0] and values[step.inputs[0]].ndim < 2)
     follow = OPS[step.op].inplace or OPS[step.op].same or view or same_cast
     return _root(program, step.inputs[0], views, values) if follow else slot
 
@@ -151,7 +154,8 @@ _CASTS = {"double": "float64", "float": "float32"}
 _VIEWS = frozenset({"transpose", "unsqueeze", "squeeze", "expand", "slice", "permute",
                     "view_flat", "t", "chunk_last", "v_basic_index", "v_view", "v_squeeze_all",
                     "v_view_as", "v_expand_as", "v_view_as_real", "v_view_as_complex",
-                    "getitem"})  # (a getitem of a basic key: fwd seed 407977)
+                    "getitem",  # (a getitem of a basic key: fwd seed 407977)
+                    "select0", "flatten"})  # (reshape(-1) of a 0-d or 1-d tensor: 508116)
 
 
 def _basic_key(step) -> bool:
@@ -160,7 +164,8 @@ def _basic_key(step) -> bool:
 
 
 def torch_tangent_of_a_self_write(program, mine: Result, theirs: Result) -> bool:
-    """``x.mul_(x)`` (``x %= x``, ``x.squeeze().mul_(x)``: fwd seed 322131, ...) on a dual:
+    """``x.mul_(x)`` (``x %= x``, ``x.squeeze().mul_(x)``: fwd seed 322131, ...; ``x.mul_(
+    x.flatten()[0])`` of a 0-d x: 508116) on a dual:
     torch's tangent formula reads the tangent (and value) it has already updated in place
     (x t + x (x t) for 2 x t)."""
     def root(slot: int) -> int:  # (a view or same-dtype cast: fwd seeds 372593, 357135)

@@ -298,3 +298,19 @@ def test_lbfgs_state_lists_its_keys_in_torchs_order(line_search_fn):
             orders.append(list(optimizer.state[w]))
         return orders, list(optimizer.state_dict()["state"][0])
     assert keys(gradkit) == keys(torch)
+
+
+def test_strong_wolfe_interpolation_of_equal_float_steps_raises_in_both():
+    """Documented (docs/optim.md, "two step lengths are equal Python floats"; optim seed
+    355481): a complex64 LBFGS run's line search met two equal step lengths (rounding noise
+    took it down another path than torch's run); the cubic interpolation then divides by
+    their difference, which torch's own code does as well on the same numbers."""
+    from torch.optim.lbfgs import _cubic_interpolate as theirs
+
+    from gradkit.optim.lbfgs import _cubic_interpolate as ours
+    for m, interpolate in ((torch, theirs), (gradkit, ours)):
+        with pytest.raises(ZeroDivisionError):
+            interpolate(0.5, 1.0, m.tensor(-1.0), 0.5, 0.9, m.tensor(-0.5), bounds=(0.5, 5.0))
+    problems, known = diff_program(generate(RandomDrawer(355481), "optim"))
+    assert not problems or known == "LBFGS in single precision: its convergence tests " \
+        "compare rounding noise"

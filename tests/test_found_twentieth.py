@@ -135,3 +135,22 @@ def test_mse_second_derivative_with_a_broadcast_target_as_torch(shapes, reductio
         warnings.simplefilter("ignore")
         assert gradkit.autograd.gradgradcheck(
             lambda x, y: gradkit.nn.functional.mse_loss(x, y, reduction=reduction), inputs)
+
+
+@pytest.mark.parametrize("sizes", [(0, 2), (2, 0), (0,)])
+def test_gradient_through_a_zero_repeat_has_no_graph_as_torch(sizes):
+    """torch's repeat_backward gives zeros with no graph back to the incoming gradient when a
+    repeat is 0, so a second derivative never reaches what made that gradient (strided_breadth
+    seed 1805653: a multi_margin_loss of an empty tile, whose backward has no derivative,
+    refused the double backward here)."""
+    def second(m):
+        x = m.tensor([[0.3, -0.8]] if len(sizes) == 2 else [0.3, -0.8], dtype=m.float64,
+                     requires_grad=True)
+        tiled = x.tile(sizes).reshape(-1, 2)
+        loss = m.nn.functional.multi_margin_loss(tiled, m.zeros(0, dtype=m.int64),
+                                                 reduction="sum") + (x * x).sum()
+        g, = m.autograd.grad(loss, x, create_graph=True)
+        repeated, = m.autograd.grad(x.repeat(sizes).sum(), x, create_graph=True)
+        assert not repeated.requires_grad
+        return m.autograd.grad(g.sum(), x)[0]
+    assert _outcome(lambda: second(gradkit)) == _outcome(lambda: second(torch))

@@ -543,6 +543,11 @@ NOT_SAMPLED = {
 }
 # Samples that fail on the CPU as well: bugs of the op, not of its genericity (reported; drop
 # the entry once the op is fixed and the sample XPASSes).
+# lane fuzzwide: segment_reduce's max / min node (SegmentReduceBackward0)
+SAMPLES["segment_reduce"] = (lambda x: (
+    G.segment_reduce(x, "max", lengths=G.tensor([2, 1], device=x.device)),
+    G.segment_reduce(x, "min", lengths=G.tensor([1, 2], device=x.device))),
+    lambda: (R(3, 2),))
 KNOWN_BUGS = {
 }
 

@@ -15,6 +15,7 @@ from gradkit.ops._op import Op, op, seam, sum_to_shape
 from gradkit.ops.dims import distinct_dims, normalize_dim
 from gradkit.ops.expand_view import expand_geometry, expand_refusal, expanded_view
 from gradkit.ops.methods import register, tensor_method
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.unary_helpers import tensor_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -365,8 +366,11 @@ def _repeat_vjp(g, x_shape, sizes):
     for r, s in zip(sizes, full, strict=True):
         interleaved += [r, s]
     # reduction.py imports this file: its sum through the seam
-    summed = seam.sum(reshape(g, tuple(interleaved)), tuple(range(0, 2 * len(sizes), 2)))
-    return reshape(summed, x_shape)
+    summed = reshape(seam.sum(reshape(g, tuple(interleaved)),
+                              tuple(range(0, 2 * len(sizes), 2))), x_shape)
+    # torch's repeat_backward: a zero repeat gives zeros with no graph back to g (so a second
+    # derivative never reaches what made g: strided_breadth seed 1805653)
+    return zeros_like(summed) if 0 in sizes else summed
 
 
 repeat.defvjp(_repeat_vjp)

@@ -13,6 +13,7 @@ from gradkit._tensor import Tensor
 from gradkit.ops.arithmetic import add, div, mul
 from gradkit.ops._op import op
 from gradkit.ops.extremes import _nan_aware_mask
+from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.joining import stack
 from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import maximum, minimum
@@ -41,6 +42,7 @@ def _segment_extreme_vjp(g, x, out, axis, name):
 
 
 _segment_extreme.defvjp(_segment_extreme_vjp)
+_segment_extreme.defjvp(no_forward_ad("segment_reduce"))  # torch has no forward formula
 _MAX, _MIN = (partial(_segment_extreme, name=name) for name in ("amax", "amin"))
 
 # reduce name -> (reduction over a dim, its value on an empty segment, how initial joins in)

@@ -49,6 +49,15 @@ def _running_sums(rows):
     return select(cumsum(_as(rows, np.float64), dim=-1), -1, -1)
 
 
+def _buffer_sums(chunks):
+    """The sums of the last dim in the chunks' own dtype, each addition rounded (a thread's
+    buffer; torch's float32 cumsum carries float64, so its composition is made these values
+    by a constant)."""
+    data = chunks._data
+    value = get_array_module(data).cumsum(data, axis=-1, dtype=data.dtype)[..., -1]
+    return _with_value(select(cumsum(chunks, dim=-1), -1, -1), value)
+
+
 def _per_thread(rows, threads: int):
     """(C, threads, chunk): the rows split as ATen's parallel_for splits them among its
     threads, the last chunks padded with zeros (which leave a sum from +0 unchanged)."""
@@ -117,7 +126,7 @@ def _threaded_statistics(rows, dtype, threads: int) -> tuple:
     buffers are added in float64. The fused buffer is a recurrence: computed as values,
     made the composed sum's by a constant."""
     count = rows.shape[1]
-    parts = select(cumsum(_per_thread(rows, threads), dim=2), 2, -1)
+    parts = _buffer_sums(_per_thread(rows, threads))
     mu = _as(div(_running_sums(parts), count), dtype)
     centered = sub(rows, reshape(mu, (rows.shape[0], 1)))
     var_sum = _as(_running_sums(mul(centered, centered)), dtype)

@@ -72,5 +72,6 @@ def _recorded_or_kernel(backward, kernel):
 for _forward, _backward, _kernel in ((tanh, tanh_backward, tanh_kernel),
                                      (sigmoid, sigmoid_backward, sigmoid_kernel)):
     _forward.defvjp(_recorded_or_kernel(_backward, _kernel))
+    _forward.batchable = True  # g * f'(out) broadcasts over a leading batch dim
     # torch's auto_element_wise: the backward of conj(t), conjugated
     _forward.defjvp(lambda t, out, backward=_backward: conj(backward(conj(t), out)))

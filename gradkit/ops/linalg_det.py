@@ -34,13 +34,13 @@ def det(xp, x):
         with np.errstate(invalid="ignore"):
             return (one * x[..., 0, 0]) * one
     with np.errstate(invalid="ignore"):
-        out = _as_torchs_where_tiny(xp, x, xp.linalg.det(x))
+        out = _as_torchs_where_near_singular(xp, x, xp.linalg.det(x))
     # a NaN reaches one of torch's pivots, whose product is then NaN (NumPy's LAPACK may take
     # it for a zero pivot and give 0)
     return xp.where(xp.isnan(x).any(axis=(-2, -1)), nan_of(x.dtype), out)
 
 
-def torchs_lu_where_tiny(xp, x):
+def torchs_lu_where_near_singular(xp, x):
     """(mask, diagonal, odd) where a real A is near singular (|A| |A^{-1}| near 1 / eps, as
     for inv and solve; or A has an inf or NaN): the diagonal of torch's LU of those matrices as
     MKL rounds it (getrf replayed) and whether its pivots permute oddly; None where no det
@@ -50,24 +50,24 @@ def torchs_lu_where_tiny(xp, x):
     A^T = det A), any other A itself."""
     if x.dtype.kind != "f" or not x.size:
         return None
-    tiny = near_singular_each(xp, x)
-    if not tiny.any():
+    near = near_singular_each(xp, x)
+    if not near.any():
         return None
-    matrices = host(x[tiny])
+    matrices = host(x[near])
     lu, pivots, _ = getrf(np, matrices.swapaxes(-1, -2) if x.flags.c_contiguous else matrices)
     odd = (pivots != np.arange(1, pivots.shape[-1] + 1)).sum(-1) % 2 == 1
-    return tiny, np.diagonal(lu, axis1=-2, axis2=-1), odd
+    return near, np.diagonal(lu, axis1=-2, axis2=-1), odd
 
 
-def _as_torchs_where_tiny(xp, x, out):
+def _as_torchs_where_near_singular(xp, x, out):
     """det where its matrix is near singular: torch's, its LU's permutation sign times the
     product of its diagonal."""
-    found = torchs_lu_where_tiny(xp, x)
+    found = torchs_lu_where_near_singular(xp, x)
     if found is None:
         return out
-    tiny, diagonal, odd = found
+    near, diagonal, odd = found
     out = out.copy() if out.ndim else xp.asarray(out)
-    out[tiny] = xp.asarray(np.where(odd, -1, 1).astype(x.dtype) * np.prod(diagonal, axis=-1))
+    out[near] = xp.asarray(np.where(odd, -1, 1).astype(x.dtype) * np.prod(diagonal, axis=-1))
     return out
 
 

@@ -20,7 +20,7 @@ from gradkit.ops.elementwise import log
 from gradkit.ops._op import op
 from gradkit.ops.linalg import matmul
 from gradkit.ops.linalg_det import (scaled_identity, solve_by_lu, solve_scaled_identity,
-                                    torchs_lu_where_tiny)
+                                    torchs_lu_where_near_singular)
 from gradkit.ops.linalg_solvers import (
     LinAlgError, _trace, _unsqueeze2, check_matrices, host, inv, low_precision,
     mH)
@@ -34,13 +34,13 @@ def _slogdet(xp, x):
     check_matrices("linalg.slogdet", x, half=low_precision("linalg.slogdet"))
     with np.errstate(invalid="ignore"):  # torch computes NaN silently
         sign, logabsdet = xp.linalg.slogdet(x)
-    found = torchs_lu_where_tiny(xp, x)
+    found = torchs_lu_where_near_singular(xp, x)
     if found is not None:  # torch's: prod(sgn(diagonal)) times the permutation's sign, and
-        tiny, diagonal, odd = found  # the sum of log |diagonal|
+        near, diagonal, odd = found  # the sum of log |diagonal|
         sign, logabsdet = (v.copy() if v.ndim else xp.asarray(v) for v in (sign, logabsdet))
         with np.errstate(divide="ignore", invalid="ignore"):
-            sign[tiny] = xp.asarray(np.prod(np.sign(diagonal), axis=-1) * np.where(odd, -1, 1))
-            logabsdet[tiny] = xp.asarray(np.log(np.abs(diagonal)).sum(-1))
+            sign[near] = xp.asarray(np.prod(np.sign(diagonal), axis=-1) * np.where(odd, -1, 1))
+            logabsdet[near] = xp.asarray(np.log(np.abs(diagonal)).sum(-1))
     # a NaN reaches one of torch's pivots, whose signs (0 for a NaN; complex: NaN) and log
     # magnitudes make sign and logabsdet; NumPy's LAPACK may take it for a zero pivot
     nan = xp.isnan(x).any(axis=(-2, -1))

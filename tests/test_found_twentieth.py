@@ -154,3 +154,25 @@ def test_gradient_through_a_zero_repeat_has_no_graph_as_torch(sizes):
         assert not repeated.requires_grad
         return m.autograd.grad(g.sum(), x)[0]
     assert _outcome(lambda: second(gradkit)) == _outcome(lambda: second(torch))
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_variance_of_single_precision_values_is_torchs_double_welford(name, dtype):
+    """torch's CPU var/std of real tensors accumulate a Welford pass in double and round once
+    (std after its square root): float32 values of 7.7e26 have a finite std (3.3e26) though
+    their variance overflows (strided_breadth seed 1807543: gradkit's was inf), and every
+    float32 result is torch's bit for bit (61-79 % before: NumPy's var in float32)."""
+    rng = np.random.default_rng(1)
+    for shape, dim in (((1000,), None), ((64, 37), 1), ((64, 37), 0), ((3, 4, 5), (0, 2))):
+        x = (rng.standard_normal(shape) * 3 + 1).astype(dtype)
+        for correction in (0, 1):
+            ours, theirs = (getattr(m, name)(m.tensor(x), dim=dim, correction=correction)
+                            for m in (gradkit, torch))
+            for a, b in zip(*((r if isinstance(r, tuple) else (r,)) for r in (ours, theirs))):
+                np.testing.assert_array_equal(a.numpy(), b.numpy())
+    if dtype == "float32":
+        huge = [1.0, 9.16e8, 8.39e17, 7.686352e26]
+        values = [m.tensor(huge, dtype=m.float32).std(correction=0).item()
+                  for m in (gradkit, torch)]
+        assert values[0] == values[1] == pytest.approx(3.328288e26, rel=1e-6)

@@ -17,8 +17,26 @@ from gradkit.ops.arithmetic import add
 from gradkit.ops.complex import conj, real
 from gradkit.ops.piecewise import where
 from gradkit.ops.keywords import numpy_keywords
-from gradkit.ops.reduction import (axes, expand_back, in_float32, mean, reduced_count,
-                                   rounded, sum)
+from gradkit.ops.reduction import (axes, expand_back, mean, reduced_count,
+                                   sum)
+
+
+# torch's CPU var/std kernels of real tensors are Welford passes accumulating in double,
+# rounded once at the end (std after its square root): float32 4e26 values have a finite std
+# though their var overflows (strided_breadth seed 1807543), and float16 and float32 results
+# are its bits (complex ones are not computed so: complex64 stays as it is)
+_WELFORD = {np.dtype(np.float16): np.float64, np.dtype(np.float32): np.float64}
+
+
+def _wide(x):
+    """x in the dtype torch's variance kernels accumulate it in."""
+    return x.astype(_WELFORD[x.dtype]) if x.dtype in _WELFORD else x
+
+
+def _narrow(out, x, real: bool = True):
+    """A result computed from ``_wide(x)`` in x's dtype (its real dtype for a variance)."""
+    dtype = x.real.dtype if real else x.dtype
+    return out.astype(dtype, copy=False) if out.dtype != dtype else out
 
 
 def _only_floating(x, name: str) -> None:
@@ -133,8 +151,8 @@ def _correction(correction, unbiased):
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     _only_floating(x, "std and var")
-    return rounded(_variance(xp, in_float32(x), dim, _correction(correction, unbiased),
-                              keepdim, "var"), x)
+    return _narrow(_variance(xp, _wide(x), dim, _correction(correction, unbiased), keepdim,
+                             "var"), x)
 
 
 def _var_slope(x, dim, unbiased, correction):
@@ -176,8 +194,8 @@ var.numbers = chain(_unbiased_overload("var"),
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     _only_floating(x, "std and var")
-    return rounded(xp.sqrt(_variance(xp, in_float32(x), dim, _correction(correction, unbiased),
-                                      keepdim, "std")), x)
+    return _narrow(xp.sqrt(_variance(xp, _wide(x), dim, _correction(correction, unbiased),
+                                     keepdim, "std")), x)
 
 
 def _over_twice_std(g, out):
@@ -198,9 +216,9 @@ std.numbers = chain(_unbiased_overload("std"),
 @op(save="x", outputs=2, name="var_mean", contiguous=True)
 def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(var, mean) in one node with two outputs, as torch's VarMeanBackward0."""
-    c, wide = _correction(correction, unbiased), in_float32(x)
-    return (rounded(_variance(xp, wide, dim, c, keepdim, "var_mean"), x),
-            rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
+    c, wide = _correction(correction, unbiased), _wide(x)
+    return (_narrow(_variance(xp, wide, dim, c, keepdim, "var_mean"), x),
+            _narrow(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x, real=False))
 
 
 def _mean_grad(g, x, dim, keepdim):
@@ -230,9 +248,9 @@ def var_mean(input, dim=None, unbiased=_UNSET, keepdim=False, correction=None):
 @op(save=("x", "result0"), outputs=2, name="std_mean", contiguous=True)
 def _std_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(std, mean) in one node with two outputs, as torch's StdMeanBackward0."""
-    c, wide = _correction(correction, unbiased), in_float32(x)
-    return (rounded(xp.sqrt(_variance(xp, wide, dim, c, keepdim, "std_mean")), x),
-            rounded(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x))
+    c, wide = _correction(correction, unbiased), _wide(x)
+    return (_narrow(xp.sqrt(_variance(xp, wide, dim, c, keepdim, "std_mean")), x),
+            _narrow(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x, real=False))
 
 
 def _std_mean_vjp(grads, x, out, dim, unbiased, keepdim, correction):

@@ -1,8 +1,9 @@
 """torch's CPU selection and sorting algorithms, replayed on one row, for the index they pick.
 
-Among equal values, kthvalue, median along a dim and mode return whichever index torch's
+Among equal values, kthvalue, median along a dim, mode and topk return whichever index torch's
 kernel leaves in place: kthvalue runs ATen's ``quick_select_template``, median along a dim
-libstdc++'s ``std::nth_element``, mode libstdc++'s ``std::sort`` of (value, index) pairs. NumPy
+libstdc++'s ``std::nth_element``, mode libstdc++'s ``std::sort`` of (value, index) pairs, topk
+``std::partial_sort`` or ``std::nth_element`` and ``std::sort`` (ops/topk_selection.py). NumPy
 has none of them, so rows whose pick is ambiguous (ties, NaN) replay the very swaps here, in
 Python on a list of indices; rows with a unique pick never come here (ops/order_statistics.py).
 Comparisons are Python's on floats and ints, which treat NaN as C++ does (every one false).
@@ -15,9 +16,14 @@ from collections.abc import Callable
 _SORT_THRESHOLD = 16  # libstdc++'s _S_threshold: below it std::sort is an insertion sort
 
 
-def _greater_or_nan(a, b) -> bool:
-    """ATen's kthvalue order: NaN above every number."""
+def greater_nan_largest(a, b) -> bool:
+    """a > b with NaN above every number (ATen's kthvalue and topk comparisons)."""
     return (a != a and b == b) or a > b
+
+
+def less_nan_largest(a, b) -> bool:
+    """a < b with NaN above every number."""
+    return (a == a and b != b) or a < b
 
 
 def quick_select(values: list, k: int) -> int:
@@ -28,7 +34,7 @@ def quick_select(values: list, k: int) -> int:
     def swap(i: int, j: int) -> None:
         arr[i], arr[j] = arr[j], arr[i]
         order[i], order[j] = order[j], order[i]
-    gt = _greater_or_nan
+    gt = greater_nan_largest
     lo, hi = 0, len(arr) - 1
     while hi > lo:
         if hi == lo + 1:
@@ -141,43 +147,66 @@ class _Sorter:
             if self.less(self.a[i], self.a[first]):
                 self.pop_heap(first, middle, i)
 
-    def sort(self, first: int, last: int, depth: int) -> None:
+    def partial_sort(self, first: int, middle: int, last: int) -> None:
+        """std::partial_sort: __heap_select, then __sort_heap of the first part."""
+        self.heap_select(first, middle, last)
+        while middle - first > 1:
+            middle -= 1
+            self.pop_heap(first, middle, middle)
+
+    def introsort(self, first: int, last: int, depth: int) -> None:
         """__introsort_loop: partitions until pieces are small (heapsort when too deep)."""
         while last - first > _SORT_THRESHOLD:
             if depth == 0:
-                self.heap_select(first, last, last)
-                while last - first > 1:
-                    last -= 1
-                    self.pop_heap(first, last, last)
+                self.partial_sort(first, last, last)
                 return
             depth -= 1
             cut = self.partition_pivot(first, last)
-            self.sort(cut, last, depth)
+            self.introsort(cut, last, depth)
             last = cut
+
+    def sort(self, first: int, last: int) -> None:
+        """std::sort: introsort, then __final_insertion_sort."""
+        if last - first < 2:
+            return
+        self.introsort(first, last, 2 * _lg(last - first))
+        if last - first > _SORT_THRESHOLD:
+            self.insertion_sort(first, first + _SORT_THRESHOLD)
+            for i in range(first + _SORT_THRESHOLD, last):
+                self.linear_insert(i)
+        else:
+            self.insertion_sort(first, last)
+
+    def nth_element(self, first: int, nth: int, last: int) -> None:
+        """std::nth_element (__introselect)."""
+        depth = 2 * _lg(last - first)
+        while last - first > 3:
+            if depth == 0:
+                self.heap_select(first, nth + 1, last)
+                self.a[first], self.a[nth] = self.a[nth], self.a[first]
+                return
+            depth -= 1
+            cut = self.partition_pivot(first, last)
+            first, last = (cut, last) if cut <= nth else (first, cut)
+        self.insertion_sort(first, last)
 
 
 def _lg(n: int) -> int:
     return n.bit_length() - 1
 
 
+def _indices_sorter(values: list, less: Callable) -> tuple[list, _Sorter]:
+    """The indices of ``values`` and a sorter of them by ``less`` on their values (as ATen's
+    rows of (value, index) pairs compared by value)."""
+    order = list(range(len(values)))
+    return order, _Sorter(order, lambda i, j: less(values[i], values[j]))
+
+
 def nth_element(values: list, nth: int, less: Callable) -> int:
     """The index std::nth_element leaves at ``nth`` when it partitions the indices of ``values``
     by ``less`` on their values (median along a dim)."""
-    order = list(range(len(values)))
-    sorter = _Sorter(order, lambda i, j: less(values[i], values[j]))
-    first, last, depth = 0, len(order), 2 * _lg(len(order))
-    while last - first > 3:
-        if depth == 0:
-            sorter.heap_select(first, nth + 1, last)
-            order[first], order[nth] = order[nth], order[first]
-            return order[nth]
-        depth -= 1
-        cut = sorter.partition_pivot(first, last)
-        if cut <= nth:
-            first = cut
-        else:
-            last = cut
-    sorter.insertion_sort(first, last)
+    order, sorter = _indices_sorter(values, less)
+    sorter.nth_element(0, nth, len(order))
     return order[nth]
 
 
@@ -185,15 +214,25 @@ def std_sort(values: list, less: Callable = operator.lt) -> list:
     """The indices of ``values`` in the order std::sort leaves (value, index) pairs compared by
     value with ``less``: mode's order (equal values may come in any order), unique's along a
     dim (rows compared as torch's kernel compares them)."""
-    order = list(range(len(values)))
-    if len(order) < 2:
-        return order
-    sorter = _Sorter(order, lambda i, j: less(values[i], values[j]))
-    sorter.sort(0, len(order), 2 * _lg(len(order)))
-    if len(order) > _SORT_THRESHOLD:  # __final_insertion_sort
-        sorter.insertion_sort(0, _SORT_THRESHOLD)
-        for i in range(_SORT_THRESHOLD, len(order)):
-            sorter.linear_insert(i)
-    else:
-        sorter.insertion_sort(0, len(order))
+    order, sorter = _indices_sorter(values, less)
+    sorter.sort(0, len(order))
     return order
+
+
+def topk_order(values: list, k: int, less: Callable, sorted: bool) -> list:  # noqa: A002
+    """The indices torch's CPU topk returns, in its order (``less``: the first of two goes
+    first): std::partial_sort of the first k where 64 k <= n, else std::nth_element at k - 1
+    and, when ``sorted``, std::sort of the first k - 1 (torch's bound)."""
+    order, sorter = _indices_sorter(values, less)
+    if 64 * k <= len(order):
+        sorter.partial_sort(0, k, len(order))
+    else:
+        sorter.nth_element(0, k - 1, len(order))
+        if sorted:
+            sorter.sort(0, k - 1)
+    return order[:k]
+
+
+def same_or_both_nan(a, b):
+    """Elementwise equal, NaN equal to NaN (a tie the replays settle)."""
+    return (a == b) | ((a != a) & (b != b))

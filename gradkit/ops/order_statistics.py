@@ -54,11 +54,6 @@ def _host(a):
     return a.get() if hasattr(a, "get") else a  # a CuPy array's values, for the replays
 
 
-def _same(a, b):
-    """Elementwise equal, NaN equal to NaN (a tie for the replays)."""
-    return (a == b) | ((a != a) & (b != b))
-
-
 def _along(xp, x, dim, keepdim, pick):
     """(values, indices) along ``dim``, ``pick(rows)`` giving each row's index (rows: the
     slices along dim as a 2-d NumPy array)."""
@@ -82,9 +77,9 @@ def _kth_picks(rows, k):
     picks, value = order[:, k], ranked[:, k]
     tied = np.zeros(len(rows), dtype=bool)
     if k > 0:
-        tied |= _same(ranked[:, k - 1], value)
+        tied |= cpu_order.same_or_both_nan(ranked[:, k - 1], value)
     if k + 1 < rows.shape[1]:
-        tied |= _same(ranked[:, k + 1], value)
+        tied |= cpu_order.same_or_both_nan(ranked[:, k + 1], value)
     for r in np.flatnonzero(tied):
         picks[r] = cpu_order.quick_select(rows[r].tolist(), k)
     return picks
@@ -112,12 +107,8 @@ def _median_picks(rows, ignore_nan):
     numbers = n - nan.sum(-1)
     picks = np.take_along_axis(order, np.maximum(numbers - 1, 0)[:, None] // 2, -1)[:, 0]
     for r in np.flatnonzero(numbers == 0):
-        picks[r] = cpu_order.nth_element(rows[r].tolist(), 0, _numbers_first)
+        picks[r] = cpu_order.nth_element(rows[r].tolist(), 0, cpu_order.less_nan_largest)
     return picks
-
-
-def _numbers_first(a, b) -> bool:
-    return a < b or (b != b and a == a)
 
 
 def _to_picked(g, x_shape, indices, dim, keepdim, **_):
@@ -157,7 +148,7 @@ def _median_value(xp, x, ignore_nan):
     value = xp.sort(flat)[(numbers - 1) // 2]
     if value == 0 and x.dtype.kind == "f":
         values = _host(flat).tolist()
-        value = flat[cpu_order.nth_element(values, (numbers - 1) // 2, _numbers_first)]
+        value = flat[cpu_order.nth_element(values, (numbers - 1) // 2, cpu_order.less_nan_largest)]
     return xp.asarray(value)
 
 

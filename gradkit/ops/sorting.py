@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from gradkit import return_types
 from gradkit.int_arguments import int_parameters, invalid_combination
 from gradkit.ops._op import Op, op
@@ -10,6 +12,7 @@ from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
+from gradkit.ops.topk_selection import torchs_topk
 from gradkit.ops.result_layout import preserved_layout
 
 
@@ -53,8 +56,10 @@ _sort_stable = Op(_sort.forward, name="sort", save=("x.shape", "result1"), outpu
 
 
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="topk")
-def _topk(xp, x, *, k, dim, largest):
-    return _sorted(xp, x, dim, largest, k)
+def _topk(xp, x, *, k, dim, largest, sorted):  # noqa: A002
+    if xp is not np or x.ndim == 0 or k == 0:  # (torch's CUDA topk is another algorithm)
+        return _sorted(xp, x, dim, largest, k)
+    return torchs_topk(x, _order(xp, x, dim, largest), k, dim, largest, sorted)
 
 
 def _scatter_back(g, x_shape, indices, dim, **_):
@@ -126,4 +131,4 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  
     size = x.shape[dim] if x.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    return return_types.topk(*_topk(x, k=k, dim=dim, largest=largest))
+    return return_types.topk(*_topk(x, k=k, dim=dim, largest=largest, sorted=sorted))

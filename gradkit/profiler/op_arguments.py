@@ -36,8 +36,7 @@ _EMPTY_DIMS = frozenset(("gradkit::amax", "gradkit::amin"))  # dim=[]: every dim
 _WRAPPED_NUMBERS = frozenset(f"gradkit::{name}{suffix}" for suffix in ("", "_") for name in (
     "add", "sub", "mul", "div", "true_divide", "floor_divide"))
 # torch's trailing arguments that gradkit's op has not, with the value torch's call gives them
-_TORCH_EXTRAS = {"gradkit::expand": (False,), "gradkit::topk": (True,),  # implicit, sorted
-                 "gradkit::copy_": (False,)}  # non_blocking
+_TORCH_EXTRAS = {"gradkit::expand": (False,), "gradkit::copy_": (False,)}  # implicit, non_blocking
 _NUMBER_DTYPES = {bool: np_dtype("bool"), int: np_dtype("int64"), float: np_dtype("float64"),
                   complex: np_dtype("complex128")}
 

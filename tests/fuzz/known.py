@@ -606,24 +606,6 @@ _PICKS_AN_ELEMENT = frozenset({
     "f_max_unpool"})
 
 
-def _topk_among_ties(program, mine: Result, theirs: Result) -> bool:
-    """Only gradients differ, and a topk step's input has equal values among its k largest
-    (smallest) and the next along its dim: torch's topk picks other ones of them than
-    gradkit's stable order, so their gradients land on other elements (breadth seed
-    1061570: topk of 3 of a column of four zeros)."""
-    if not _only_gradients_differ(mine, theirs):
-        return False
-    for step in program.steps:
-        x = theirs.values[step.inputs[0]] if step.op == "b_topk" else None
-        if x is not None and x.ndim and x.size:
-            lanes = np.sort(np.moveaxis(x, step.params["dim"], -1), -1)
-            picked = (lanes[..., ::-1] if step.params["largest"] else lanes)[
-                ..., :step.params["k"] + 1]
-            if (picked[..., 1:] == picked[..., :-1]).any():
-                return True
-    return False
-
-
 def _max_distance_among_rounded_ties(program, mine: Result, theirs: Result) -> bool:
     """Only gradients differ, and a p=inf pdist/cdist got inputs equal but for rounding (a
     cdist of another p: torch's powers are Sleef's, an ulp from C's): its gradient goes to
@@ -2668,11 +2650,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "the coordinates that tie its maximum, which rounding decides",
           "docs/numerics.md", "the coordinates whose difference ties",
           _max_distance_among_rounded_ties),
-    Known("topk among equal values: torch picks other elements (so other gradients)",
-          "docs/api.md", "`topk` may pick other indices than gradkit among equal values",
-          _topk_among_ties),
     Known("msort of 0.0 and -0.0 along a dim of more than 16: torch's sort orders them "
-          "otherwise", "docs/api.md", "torch's default (unstable) sort and `topk` may pick",
+          "otherwise", "docs/api.md", "torch's default (unstable) sort may pick",
           _msort_of_signed_zeros),
     Known("quantile among equal values of a row of more than 16: torch's sort orders them "
           "otherwise", "docs/numerics.md", "orders ties otherwise in longer rows",

@@ -70,7 +70,8 @@ def _topk(draw, shapes):
     p = _dim(draw, shapes)
     if p is None:
         return None
-    return {**p, "k": draw.integer(0, shapes[0][p["dim"]]), "largest": draw.boolean()}
+    return {**p, "k": draw.integer(0, shapes[0][p["dim"]]), "largest": draw.boolean(),
+            "sorted": draw.boolean()}
 
 
 def _offset(draw, shapes):
@@ -322,8 +323,8 @@ BREADTH_OPS: dict[str, OpSpec] = {
         x, dim=dim, descending=descending, stable=True)[0], _sort),
     "b_argsort": OpSpec(1, lambda lib, x, dim, descending: lib.argsort(
         x, dim=dim, descending=descending, stable=True), _sort),
-    "b_topk": OpSpec(1, lambda lib, x, dim, k, largest: lib.topk(
-        x, k, dim, largest=largest)[0], _topk),
+    "b_topk": OpSpec(1, lambda lib, x, dim, k, largest, sorted=True: lib.topk(
+        x, k, dim, largest=largest, sorted=sorted)[0], _topk),
     # reductions
     "b_sum_dims": OpSpec(1, lambda lib, x, dim, keepdim: x.sum(dim, keepdim=keepdim), _dims),
     "b_sum_dtype": OpSpec(1, lambda lib, x: x.sum(dtype=lib.float64)

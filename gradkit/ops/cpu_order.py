@@ -3,7 +3,7 @@
 Among equal values, kthvalue, median along a dim, mode and topk return whichever index torch's
 kernel leaves in place: kthvalue runs ATen's ``quick_select_template``, median along a dim
 libstdc++'s ``std::nth_element``, mode libstdc++'s ``std::sort`` of (value, index) pairs, topk
-``std::partial_sort`` or ``std::nth_element`` and ``std::sort`` (ops/topk_selection.py). NumPy
+``std::partial_sort`` or ``std::nth_element`` and ``std::sort`` (ops/unstable_order.py). NumPy
 has none of them, so rows whose pick is ambiguous (ties, NaN) replay the very swaps here, in
 Python on a list of indices; rows with a unique pick never come here (ops/order_statistics.py).
 Comparisons are Python's on floats and ints, which treat NaN as C++ does (every one false).

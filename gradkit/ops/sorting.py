@@ -12,7 +12,7 @@ from gradkit.ops.indexing import gather, scatter_into_zeros
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.shape import _normalize_dim
-from gradkit.ops.topk_selection import torchs_topk
+from gradkit.ops.unstable_order import torchs_sort, torchs_topk
 from gradkit.ops.result_layout import preserved_layout
 
 
@@ -44,10 +44,18 @@ def _check_sortable(x, name: str) -> None:
         raise RuntimeError("topk does not support bool dtypes on CPU")
 
 
+def _torchs_sorted(xp, x, dim, descending, stable):
+    """(values, indices) of x sorted along ``dim`` as torch orders them: its CPU sort is
+    std::sort unless ``stable`` (torch's CUDA sort is another algorithm: a stable order)."""
+    if stable or xp is not np or x.ndim == 0 or x.size == 0:
+        return _sorted(xp, x, dim, descending)
+    return torchs_sort(x, _order(xp, x, dim, descending), dim, descending)
+
+
 @op(save=("x.shape", "result1"), outputs=2, differentiable_outputs=(0,), name="sort")
 @preserved_layout  # (torch's results are laid out as x: empty_like(x))
-def _sort(xp, x, *, dim, descending):
-    return _sorted(xp, x, dim, descending)
+def _sort(xp, x, *, dim, descending, _stable):
+    return _torchs_sorted(xp, x, dim, descending, _stable)
 
 
 # torch's sort.stable overload (``stable=`` given, any value) names its node SortBackward1
@@ -95,16 +103,18 @@ def _stable_by_keywords(function):
 @int_parameters("sort", True, dim=(1, "int"), descending=(2, "bool"))
 @_stable_by_keywords
 def sort(x, dim: int = -1, descending: bool = False, *, stable: bool | None = None):
-    """(values, indices) of x sorted along ``dim``; equal elements keep their order."""
+    """(values, indices) of x sorted along ``dim``; equal elements keep their order where
+    ``stable=True`` (else torch's CPU order among them)."""
     _check_sortable(x, "Sort")
     form = _sort if stable is None else _sort_stable
-    return return_types.sort(*form(x, dim=_normalize_dim(dim, x.ndim), descending=descending))
+    return return_types.sort(*form(x, dim=_normalize_dim(dim, x.ndim), descending=descending,
+                                   _stable=stable is True))
 
 
 @op()
 @preserved_layout
-def _argsort(xp, x, *, dim, descending):
-    return _sorted(xp, x, dim, descending)[1]
+def _argsort(xp, x, *, dim, descending, _stable):
+    return _torchs_sorted(xp, x, dim, descending, _stable)[1]
 
 
 _argsort.name, _argsort.profiler_name = "argsort", "gradkit::argsort"
@@ -117,7 +127,8 @@ _argsort.name, _argsort.profiler_name = "argsort", "gradkit::argsort"
 def argsort(x, dim: int = -1, descending: bool = False, *, stable: bool = False):
     """The indices that sort x along ``dim`` (no gradient)."""
     _check_sortable(x, "Sort")
-    return _argsort(x, dim=_normalize_dim(dim, x.ndim), descending=descending)
+    return _argsort(x, dim=_normalize_dim(dim, x.ndim), descending=descending,
+                    _stable=stable is True)
 
 
 @tensor_method()

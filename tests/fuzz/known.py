@@ -616,48 +616,11 @@ def _max_distance_among_rounded_ties(program, mine: Result, theirs: Result) -> b
         and _agree_but_for_rounding(step, mine, theirs) for step in program.steps)
 
 
-def _msort_of_signed_zeros(program, mine: Result, theirs: Result) -> bool:
-    """Only the sign of zeros differs, first in msort's result along a dim of more than 16
-    holding 0.0 and -0.0: torch's unstable CPU sort orders that tie otherwise than gradkit's
-    stable one (strided seed 68955: msort of a meshgrid of 18)."""
-    step = _first_signed_zero_step(program, mine, theirs)
-    if step is None or step.op != "b_msort":
-        return False
-    x = theirs.values[step.inputs[0]]
-    zeros = x == 0
-    return x.ndim > 0 and x.shape[0] > 16 and bool(
-        ((zeros & np.signbit(x)).any(0) & (zeros & ~np.signbit(x)).any(0)).any())
-
-
 def _only_gradients_differ(mine: Result, theirs: Result) -> bool:
     """Neither run raised, and only gradients differ."""
     problems = compare(mine, theirs)
     return not (mine.error or theirs.error) and bool(problems) and all(
         p.startswith(("grads", "signed zero in grads")) for p in problems)
-
-
-# the quantile steps, and what they take the quantile of
-_QUANTILES = {"e2_quantile": lambda x: x, "e2_nanquantile": np.log}
-
-
-def _quantile_among_ties(program, mine: Result, theirs: Result) -> bool:
-    """Only gradients differ, and a quantile (nanquantile) step reduces a row of more than 16
-    values with ties (NaNs too): torch's CPU sort orders them otherwise than gradkit's stable
-    one there, so the gradient goes to another of the equal elements (breadth seed 1189634:
-    nanquantile of a row of 64 NaNs)."""
-    if not _only_gradients_differ(mine, theirs):
-        return False
-    for step in program.steps:
-        if step.op not in _QUANTILES or not theirs.values[step.inputs[0]].ndim:
-            continue
-        with np.errstate(all="ignore"):
-            x = _QUANTILES[step.op](theirs.values[step.inputs[0]])
-        dim = step.params["dim"]
-        rows = x.reshape(1, -1) if dim is None else np.moveaxis(x, dim, -1).reshape(
-            -1, x.shape[dim])
-        if rows.shape[-1] > 16 and any(np.unique(row).size < row.size for row in rows):
-            return True
-    return False
 
 
 def _median_along_a_stride_zero_dim(program, mine: Result, theirs: Result) -> bool:
@@ -2650,12 +2613,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "the coordinates that tie its maximum, which rounding decides",
           "docs/numerics.md", "the coordinates whose difference ties",
           _max_distance_among_rounded_ties),
-    Known("msort of 0.0 and -0.0 along a dim of more than 16: torch's sort orders them "
-          "otherwise", "docs/api.md", "torch's default (unstable) sort may pick",
-          _msort_of_signed_zeros),
-    Known("quantile among equal values of a row of more than 16: torch's sort orders them "
-          "otherwise", "docs/numerics.md", "orders ties otherwise in longer rows",
-          _quantile_among_ties),
     Known("median/nanmedian along a stride-0 dim: torch's reads memory it did not write",
           "docs/numerics.md", "read memory they did not write", _median_along_a_stride_zero_dim),
     Known("max/min/clamp tie of 0.0 and -0.0 picked by lane in torch's vectorized loop",

@@ -1,11 +1,11 @@
-"""topk among equal values picks torch's elements, in torch's order, so gradients land where
-torch's land (strided_breadth seed 1800568: the smallest of [0, 0, -0, 0] is torch's -0.0).
-Compared with torch 2.13 (skipped without torch)."""
+"""sort and topk among equal values pick torch's elements, in torch's order, so gradients land
+where torch's land (strided_breadth seed 1800568: the smallest of [0, 0, -0, 0] is torch's
+-0.0). Compared with torch 2.13 (skipped without torch)."""
 import numpy as np
 import pytest
 
 import gradkit
-from gradkit.ops import topk_selection
+from gradkit.ops import unstable_order
 
 torch = pytest.importorskip("torch")
 
@@ -65,7 +65,7 @@ def test_the_fuzz_seed_is_torchs_negative_zero():
 
 def test_rows_without_ties_keep_the_sorted_order_and_no_replay_runs(monkeypatch):
     """A row without equal values among its first k + 1 has one answer: it is not replayed."""
-    monkeypatch.setattr(topk_selection, "topk_order", None)  # would raise if called
+    monkeypatch.setattr(unstable_order, "topk_order", None)  # would raise if called
     x = np.random.default_rng(1).permutation(100).reshape(4, 25).astype(float)
     for k in (1, 3, 25):
         got = gradkit.tensor(x).topk(k, 1)
@@ -76,6 +76,42 @@ def test_rows_without_ties_keep_the_sorted_order_and_no_replay_runs(monkeypatch)
 def test_beyond_the_replay_bound_the_order_is_stable(monkeypatch):
     """Past REPLAYED_ELEMENTS_AT_MOST a stable order is kept (docs/api.md): the first of equal
     values first."""
-    monkeypatch.setattr(topk_selection, "REPLAYED_ELEMENTS_AT_MOST", 10)
+    monkeypatch.setattr(unstable_order, "REPLAYED_ELEMENTS_AT_MOST", 10)
     assert gradkit.zeros(20).topk(3).indices.tolist() == [0, 1, 2]
     assert torch.zeros(20).topk(3).indices.tolist() != [0, 1, 2]
+
+
+def _sorted_picks(lib, x, dim, descending, stable, dtype="float64"):
+    t = lib.tensor(x).to(getattr(lib, dtype)).requires_grad_(dtype.startswith("float"))
+    values, indices = lib.sort(t, dim=dim, descending=descending, stable=stable) \
+        if stable is not None else lib.sort(t, dim, descending)
+    result = [indices.tolist(), lib.argsort(t, dim, descending).tolist(),
+              np.signbit(values.detach().double().numpy()).tolist()]
+    if t.requires_grad:
+        weights = lib.arange(values.numel(), dtype=values.dtype).reshape(values.shape)
+        result.append(lib.autograd.grad((values * weights).sum(), t)[0].tolist())
+    return result
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sort_among_equal_values_is_torchs_std_sort(seed):
+    """Rows of 5 to 300 full of ties, both directions, every dtype: indices, argsort, the
+    zeros' signs and the gradient agree with torch's (std::sort past 16 values a row)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(10):
+        x, *_ = _draw(rng)
+        x = np.resize(x, (2, len(x)))
+        dim, descending = int(rng.integers(2)), bool(rng.random() < 0.5)
+        dtype = ("float64", "float32", "float16", "int64")[int(rng.integers(4))]
+        data = x if dtype.startswith("float") else np.nan_to_num(x, posinf=9, neginf=-9)
+        stable = (None, False)[int(rng.integers(2))]
+        assert _sorted_picks(gradkit, data, dim, descending, stable, dtype) == \
+            _sorted_picks(torch, data, dim, descending, stable, dtype), (data.tolist(), dim)
+
+
+def test_stable_sort_keeps_equal_values_in_their_order():
+    for lib in (gradkit, torch):
+        assert lib.sort(lib.zeros(40), stable=True).indices.tolist() == list(range(40))
+        assert lib.argsort(lib.zeros(40), stable=True).tolist() == list(range(40))
+    assert gradkit.sort(gradkit.zeros(40)).indices.tolist() == \
+        torch.sort(torch.zeros(40)).indices.tolist() != list(range(40))

@@ -697,7 +697,7 @@ def _torchs_chain_from_our_step(program, mine: Result, theirs: Result) -> bool:
     def ours_at_that_step(lib, *args, **params):  # torch's value plus the (exact) difference
         out = spec.fn(lib, *args, **params)
         calls[0] -= 1
-        return out + torch.from_numpy(ours - torchs) if calls[0] == -1 else out
+        return out + torch.from_numpy(np.asarray(ours - torchs)) if calls[0] == -1 else out
     OPS[step.op] = spec._replace(fn=ours_at_that_step)
     try:
         replayed = run(program, torch)

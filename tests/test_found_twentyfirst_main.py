@@ -24,3 +24,25 @@ def test_a_zero_d_steps_last_bit_amplified_is_the_documented_rounding():
         Step("s_dist", (2, 1), {"p": 2})), True, 1826873, backward=True)
     problems, known = diff_program(program)
     assert problems and known.startswith("a step's own rounding a few ulps from torch's")
+
+
+def test_a_conj_view_reshaped_then_written_in_place_is_torchs_bug():
+    """torch regenerates a conj view's grad_fn from the conj alone after an in-place reshape
+    and another in-place write, so its backward expects the old shape (breadth seed 1846247:
+    unsqueeze_ and logical_not_ of ifft of a real tensor); gradkit's runs, a documented Known."""
+    def program(lib):
+        z = lib.tensor([1 + 1j, 2 - 1j], requires_grad=True)
+        c = (z * 1).conj()
+        c.unsqueeze_(1)
+        c.logical_not_()
+        c.abs().sum().backward()
+        return z.grad
+    with pytest.raises(RuntimeError, match="returned an invalid gradient at index 0"):
+        program(torch)
+    assert program(gradkit).tolist() == [0j, 0j]
+    program = Program("breadth", (Leaf((1,), "float64", True),), (
+        Step("fft_ifft", (0,), {"dim": 0, "n": 2, "norm": None}),
+        Step("fb_unsqueeze_", (1,), {"dim": 1}),
+        Step("fb_logical_", (1, 0), {"name": "logical_not"})), False, 1846247, backward=True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("torch's backward of a conj view reshaped in place")

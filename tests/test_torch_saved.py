@@ -95,9 +95,8 @@ DIFFERENT_LAST_NODE = {
     "nuclear_norm-keepdim",
     # gradkit solves left=False as the transpose of a left solve; torch has one solve node
     "linalg.solve-right",
-    # torch's batched matmul folds the batch and ends in _unsafe_view, its reshape of an
-    # inverse in _reshape_alias; gradkit's are one matmul node and a view
-    "linalg.matrix_power-negative", "linalg.tensorinv-0", "linalg.tensorinv-ind1",
+    # torch's batched matmul folds the batch and ends in _unsafe_view; gradkit's is one node
+    "linalg.matrix_power-negative",
     # torch's C++ compositions multiply and divide by a C++ double: the Scalar overloads'
     # MulBackward1 / DivBackward1, which a Python number (torch's or gradkit's) never records
     "trapezoid-0", "trapezoid-1", "trapezoid-x", "trapezoid-x_2d", "trapezoid-one_sample",

@@ -61,12 +61,15 @@ def matmul(xp, x, y):
             return x * y
     if x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.ndim >= 2 and y.ndim >= 2 and \
             k_x and complex_products.small_bmm(x, y) and _matmul_path(x, y) == "bmm":
-        return _small_bmm(xp, x, y)
-    if x.dtype.kind == "c" and x.ndim >= 2 and y.ndim >= 2 and k_x > 1:
+        product = _small_bmm(xp, x, y)
+    elif x.dtype.kind == "c" and x.ndim >= 2 and y.ndim >= 2 and k_x > 1:
         # torch's gemm sums into +0.0, so an exact zero part is +0.0; NumPy's small complex
         # products leave -0.0 where every term is -0.0 (adding 0 changes nothing else)
-        return xp.matmul(x, y) + 0
-    return xp.matmul(x, y)
+        product = xp.matmul(x, y) + 0
+    else:
+        product = xp.matmul(x, y)
+    # (NumPy lays a batched product of column-major operands out by columns; torch's is C)
+    return xp.ascontiguousarray(product) if product.ndim > 2 else product
 
 
 def _small_bmm(xp, x, y):

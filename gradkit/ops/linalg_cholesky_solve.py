@@ -15,6 +15,7 @@ from gradkit.ops.linalg_solvers import LinAlgError, _batch_prefix, host, mH
 from gradkit.ops.linalg_triangular_solve import _substitute
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.result_layout import by_columns
 from gradkit.tensor_arguments import tensor_parameters
 
 
@@ -59,6 +60,7 @@ def _potrs(xp, b, factor, upper: bool):
 
 # torch saves self (B) too, readable as node._saved_self
 @op(save=("B", "L", "result"), broadcast=True, node_name="CholeskySolveBackward0")
+@by_columns()
 def _cholesky_solve(xp, B, L, *, upper=False):  # noqa: N803 - torch's names
     return _potrs(xp, B, L, upper)
 
@@ -129,6 +131,7 @@ def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A00
 
 
 @op(save=("L", "result"), node_name="CholeskyInverseBackward0")
+@by_columns()
 def _cholesky_inverse(xp, L, *, upper=False):  # noqa: N803 - torch's name
     if L.dtype.kind == "c" and xp.any(L.diagonal(0, -2, -1).imag != 0):
         return potri(xp, L, upper)  # (lauum reads the diagonal's real parts)

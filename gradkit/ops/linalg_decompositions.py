@@ -21,6 +21,7 @@ from gradkit.ops.joining import cat
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
 from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.result_layout import by_columns
 
 SvdResult = return_types.linalg_svd
 EighResult = return_types.linalg_eigh
@@ -77,6 +78,7 @@ def _refuse_nan(name: str, xp, x) -> None:
 
 @op(save=("result0", "result1", "result2"), outputs=3, differentiable_outputs=(0, 1, 2),
     node_name="LinalgSvdBackward0")
+@by_columns(0, 2)
 def _svd(xp, x, *, full_matrices=True):
     check_matrices("linalg.svd", x, square=False, half=kernel_error("linalg_svd_cpu"))
     _refuse_nan("linalg.svd", xp, x)
@@ -201,6 +203,7 @@ def _check_driver(name: str, driver) -> None:
 
 
 @op(save=("result0", "result1"), outputs=2, node_name="LinalgEighBackward0")
+@by_columns(1)
 def _eigh(xp, x, *, UPLO="L"):  # noqa: N803 - torch's name
     check_matrices("linalg.eigh", x, floating=False, half=kernel_error("linalg_eigh_cpu"))
     if x.dtype.kind not in "fc":  # torch's kernel passes an empty x of any dtype, as it is
@@ -258,6 +261,7 @@ def eigvalsh(x, UPLO: str = "L"):  # noqa: N803
 
 
 @op(save=("result0", "result1"), outputs=2, node_name="LinalgQrBackward0")
+@by_columns(0, 1)
 def _qr(xp, x, *, mode="reduced"):
     check_matrices("linalg.qr", x, square=False, half=kernel_error("geqrf_cpu"))
     if mode not in ("reduced", "complete", "r"):

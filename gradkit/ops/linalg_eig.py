@@ -18,6 +18,7 @@ from gradkit.ops.linalg_solvers import check_matrices, host, mH, solve
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal
 from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.result_layout import by_columns
 
 EigResult = return_types.linalg_eig
 
@@ -64,6 +65,7 @@ def _general_eig(xp, x):
 
 
 @op(save=("x", "result0", "result1"), outputs=2, node_name="LinalgEigBackward0")
+@by_columns(1)
 def _eig(xp, x):
     return _decompose(xp, x, True)
 

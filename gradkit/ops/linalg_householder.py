@@ -21,6 +21,7 @@ from gradkit.ops.piecewise import ones_like, zeros_like
 from gradkit.ops.reduction import sum
 from gradkit.ops.triangular import diag_embed, diagonal, tril
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.result_layout import by_columns
 from gradkit.tensor_arguments import tensor_parameters
 
 _NAME = "torch.linalg.householder_product"
@@ -62,6 +63,7 @@ def _reflectors(a):
 
 
 @op(save=("A", "tau", "result"), node_name="LinalgHouseholderProductBackward0")
+@by_columns()
 def _householder_product(xp, A, tau):  # noqa: N803 - torch's name
     _check(A, tau)
     m, n = A.shape[-2:]
@@ -159,6 +161,7 @@ GeqrfResult = return_types.geqrf
 
 
 @op(outputs=2, node_name="GeqrfBackward0")
+@by_columns(0)
 def _geqrf(xp, x):
     if x.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")

@@ -18,6 +18,7 @@ from gradkit.ops._op import op
 from gradkit.ops.linalg_cholesky_solve import check_linear_solve
 from gradkit.ops.linalg_solvers import check_matrices, host
 from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.result_layout import by_columns
 
 LdlFactorExResult = return_types.linalg_ldl_factor_ex
 LdlFactorResult = return_types.linalg_ldl_factor
@@ -133,6 +134,7 @@ def _refuse_derivatives(ldl_op, name: str) -> None:
 
 
 @op(outputs=3, differentiable_outputs=(0,), node_name="NotImplemented")
+@by_columns(0)
 def _ldl_factor_ex(xp, A, *, hermitian=False):  # noqa: N803 - torch's name
     check_matrices("torch.linalg.ldl_factor_ex", A)
     if A.dtype == np.float16:
@@ -212,6 +214,7 @@ def _sytrs(ld, pivots, b, hermitian):
 
 
 @op(outputs=1, node_name="NotImplemented")
+@by_columns()
 def _ldl_solve(xp, LD, pivots, B, *, hermitian=False):  # noqa: N803 - torch's names
     batch = np.broadcast_shapes(LD.shape[:-2], B.shape[:-2])
     n = LD.shape[-1]

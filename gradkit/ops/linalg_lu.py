@@ -20,6 +20,7 @@ from gradkit.ops.linalg_triangular_solve import check_solvable, solve_triangular
 from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.triangular import tril, triu
 from gradkit.ops.unary_helpers import kernel_error, scalar_type_name
+from gradkit.ops.result_layout import by_columns, columns_first
 from gradkit.tensor_arguments import tensor_parameters
 
 LuFactorResult = return_types.linalg_lu_factor
@@ -54,6 +55,7 @@ def _check_factor(name: str, x) -> None:
 
 @op(save=("result0", "result1"), outputs=3, differentiable_outputs=(0,),
     node_name="LinalgLuFactorExBackward0")
+@by_columns(0)
 def _lu_factor_ex(xp, x):
     _check_factor("torch.lu_factor", x)
     return getrf(xp, x)
@@ -274,10 +276,11 @@ def _check_lu_solve(lu_data, pivots, b, left):
 def _lu_solve(xp, LU, pivots, B, *, left=True, adjoint=False):  # noqa: N803
     _check_lu_solve(LU, pivots, B, left)
     if left:
-        return _solve_packed(xp, LU, pivots, B, adjoint)
+        return columns_first(xp, _solve_packed(xp, LU, pivots, B, adjoint))
     # X A = B is A^H X^H = B^H, and X A^H = B is A X^H = B^H
     b_h = xp.conj(xp.swapaxes(B, -1, -2))
-    return xp.conj(xp.swapaxes(_solve_packed(xp, LU, pivots, b_h, not adjoint), -1, -2))
+    solution_h = columns_first(xp, _solve_packed(xp, LU, pivots, b_h, not adjoint))
+    return xp.conj(xp.swapaxes(solution_h, -1, -2))  # (rows first, as torch's)
 
 
 def _lu_solve_vjp(g, lu_data, pivots, x, left, adjoint):

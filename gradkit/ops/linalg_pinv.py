@@ -15,6 +15,7 @@ from gradkit.ops.linalg_solvers import check_matrices, host, mH
 from gradkit.ops.linalg_triangular_solve import _substitute
 from gradkit.ops.shape import unsqueeze
 from gradkit.ops.unary_helpers import scalar_type_name
+from gradkit.ops.result_layout import columns_first
 
 LstsqResult = return_types.linalg_lstsq
 
@@ -185,7 +186,7 @@ def _lstsq(xp, a, b, *, rcond=None, driver=None):
     residuals = empty
     if _residuals_computed(a, rank, driver):
         residuals = (xp.abs(rhs - a @ x) ** 2).sum(-2).astype(real)
-    return (x[..., 0] if vector else x, residuals,
+    return (x[..., 0] if vector else columns_first(xp, x, max(m, n)), residuals,
             rank if driver != "gels" else xp.zeros((0,), np.int64),
             s if driver in ("gelsd", "gelss") else empty)
 

@@ -22,6 +22,7 @@ from gradkit.ops.reduction import sum
 from gradkit.ops.shape import squeeze, transpose, unsqueeze
 from gradkit.ops.triangular import diag_embed, diagonal, tril
 from gradkit.ops.unary_helpers import fixed_error, kernel_error, scalar_type_name
+from gradkit.ops.result_layout import by_columns
 
 
 class LinAlgError(RuntimeError):
@@ -62,6 +63,7 @@ def _singular_inverse_error(x) -> LinAlgError:
 
 
 @op(save="result", node_name="LinalgInvExBackward0", method="inverse")
+@by_columns()
 def inv(xp, x):
     """The inverse of each square matrix in the last two dims of x."""
     check_matrices("linalg.inv", x, half=low_precision("linalg.inv"))
@@ -147,6 +149,7 @@ def check_solve(a, b, left: bool) -> None:
 
 
 @op(save=("a", "result"), broadcast=True, node_name="LinalgSolveExBackward0")
+@by_columns()
 def _solve(xp, a, b, *, transposed=False):
     """A^{-1} B (``transposed``: a is A^T of X A = B, whose singularity torch decides by A's
     own LU)."""
@@ -294,6 +297,7 @@ def _not_positive_definite(x, infos) -> LinAlgError:
 
 
 @op(save="result", node_name="LinalgCholeskyExBackward0")
+@by_columns()
 def _cholesky(xp, x, *, upper=False):
     check_matrices("linalg.cholesky", x, half=kernel_error("cholesky_cpu"))
     # upper: LAPACK's potrf('U') reads x's upper triangle, which is the lower one of x^T, and

@@ -10,6 +10,7 @@ from gradkit.ops.linalg import matmul
 from gradkit.ops.shape import transpose
 from gradkit.ops.triangular import tril, triu
 from gradkit.ops.unary_helpers import kernel_error
+from gradkit.ops.result_layout import by_columns
 
 _NAME = "linalg.solve_triangular"
 
@@ -78,6 +79,7 @@ def _divide(xp, numerator, pivot, trsm: bool):
 
 
 @op(save=("a", "result"), broadcast=True, name="linalg_solve_triangular")
+@by_columns()
 def solve_triangular(xp, a, b, *, upper=None, left=True, unitriangular=False):
     """X with ``A X = B`` (``left=False``: ``X A = B``) for triangular A: only its ``upper`` or
     lower triangle is read (``unitriangular``: its diagonal is taken as ones)."""
@@ -139,6 +141,7 @@ solve_triangular.defjvp_all(_solve_triangular_jvp)
 # torch.triangular_solve's node saves self (B) too, though its gradients do not read it: a
 # write into B before backward is refused
 @op(save=("b", "a", "result"), broadcast=True, node_name="TriangularSolveBackward0")
+@by_columns()
 def triangular_solve_saving_b(xp, b, a, *, upper, unitriangular=False):
     """X with ``A X = B`` for triangular A, as a node that also saves B (shapes checked by
     the caller, torch.triangular_solve)."""

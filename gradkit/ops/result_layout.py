@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from gradkit.memory_format import (
-    copy_with_strides, iterator_order, lay_out, preserved_strides, suggested_order)
+    contiguous_format, copy_with_strides, format_strides, iterator_order, lay_out,
+    preserved_strides, suggested_order)
 from gradkit.ops.index_layout import _broadcast_strides
 
 
@@ -57,13 +58,44 @@ def _c_order(array, args: tuple, params: dict):
         return array
     # a keep-dim reduction of an input torch suggests C order for: torch's strides in the
     # result's size-1 dims too (NumPy gives them others; channels last keeps its own), no copy
-    strides, step = [], array.itemsize
-    for n in reversed(array.shape):
-        strides.append(step)
-        step *= max(n, 1)
-    strides = tuple(reversed(strides))
+    strides = _dense_strides(array.shape, array.itemsize)
     return array if array.strides == strides else \
         np.lib.stride_tricks.as_strided(array, strides=strides)
+
+
+def by_columns(*which: int):
+    """A decorator of ``forward``, a LAPACK op's: its results ``which`` (indices; the only
+    result when none is named) laid out as torch returns them, as LAPACK wrote them: each
+    matrix by columns (strides (..., 1, rows)). NumPy's linalg gives C order, on which
+    ``view``, ``is_contiguous()`` and the order of later reductions would differ."""
+    def decorate(forward):
+        def laid_out(xp, *args, **params):
+            out = forward(xp, *args, **params)
+            if type(out) is not tuple:
+                return columns_first(xp, out)
+            return tuple(columns_first(xp, o) if i in which else o for i, o in enumerate(out))
+        return _named(laid_out, forward)
+    return decorate
+
+
+def columns_first(xp, a, rows: int = 0):
+    """``a`` with each matrix (its last two dims) stored by columns, torch's strides exactly
+    (size-1 dims too; a copy only if not); with more ``rows``, the first rows of such a
+    buffer (LAPACK's gels leaves the solution in the first rows of the right-hand side's)."""
+    if getattr(a, "ndim", 0) < 2:
+        return a
+    *batch, m, n = a.shape
+    rows = max(rows, m)
+    swapped = xp.swapaxes(a, -1, -2)
+    if rows == m and swapped.strides == _dense_strides(swapped.shape, a.itemsize):
+        return a
+    buffer = xp.zeros((*batch, n, rows), dtype=a.dtype)
+    buffer[..., :m] = swapped
+    return xp.swapaxes(buffer, -1, -2)[..., :m, :]
+
+
+def _dense_strides(shape: tuple, itemsize: int) -> tuple:
+    return tuple(itemsize * step for step in format_strides(shape, contiguous_format))
 
 
 def input_layout(empty_only: bool):

@@ -175,6 +175,23 @@ def _pow_by_bool_backward(program, mine: Result, theirs: Result) -> bool:
                     or s.params.get("name") in _IGAMMAS for s in program.steps))
 
 
+_IN_PLACE_RESHAPES = frozenset({"fb_unsqueeze_", "fb_squeeze_", "fb_t_", "fb_transpose_",
+                                 "fb_as_strided_"})
+
+
+def _conj_view_reshaped_in_place(program, mine: Result, theirs: Result) -> bool:
+    """torch's backward finds a gradient of the old shape: a complex tensor (a conj view in
+    torch, ifft of a real one) reshaped in place (unsqueeze_) and then written in place by
+    another op (logical_not_) gets its grad_fn regenerated from the conj alone, the shape
+    before the reshape (breadth seed 1846247); gradkit's backward runs."""
+    if mine.error is not None or theirs.error is None or theirs.error[0] != "backward" or \
+            "returned an invalid gradient at index" not in theirs.message:
+        return False
+    reshaped = {mine.slots[s.inputs[0]] for s in program.steps if s.op in _IN_PLACE_RESHAPES}
+    return any(OPS[s.op].inplace and s.op not in _IN_PLACE_RESHAPES
+               and mine.slots[s.inputs[0]] in reshaped for s in program.steps)
+
+
 def _first_signed_zero_step(program, mine: Result, theirs: Result):
     """The step whose output is the first slot where only the sign of a zero differs, when
     nothing but signed zeros differs; else None."""
@@ -2776,6 +2793,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("native_dropout of an empty leaf: torch moves the leaf into the graph interior",
           "docs/api.md", "a leaf moved into the graph interior, whose backward raises",
           _empty_native_dropout_leaf),
+    Known("torch's backward of a conj view reshaped in place, then written in place, expects "
+          "the old shape", "docs/autograd.md", "regenerates its `grad_fn` from the conj alone",
+          _conj_view_reshaped_in_place),
     Known("as_strided reads the storage of a result laid out otherwise than torch's",
           "docs/numerics.md", "`as_strided` reads the storage, not the logical order",
           _storage_layout_read),

@@ -2,8 +2,9 @@
 torch 2.13 (skipped without torch)."""
 import numpy as np
 import pytest
-
 import gradkit
+from fuzz.known import diff_program
+from fuzz.programs import RandomDrawer, generate
 
 torch = pytest.importorskip("torch")
 _NAN, _INF = float("nan"), float("inf")
@@ -24,18 +25,51 @@ def _outcome(call):
                                   [[_INF, -_INF], [_INF, 2.0]], [[-0.0, 0.0], [0.0, -0.0]]])
 @pytest.mark.parametrize("initial", [None, 0.5, 2.0, -0.0, 0.0, _NAN, -_INF])
 @pytest.mark.parametrize("reduce", ["max", "min"])
-def test_segment_reduce_max_min_fold_from_initial_and_give_others_zero(data, initial, reduce):
+@pytest.mark.parametrize("part", ["value", "grad"])
+def test_segment_reduce_max_min_fold_from_initial_and_give_others_zero(data, initial, reduce,
+                                                                       part):
     """torch's kernel folds a max/min segment from ``initial`` keeping the first of tied
     values (so a zero's sign is the first zero's, ``initial``'s when it is one: wide seed
     57910), and its backward writes the gradient into the elements equal to the result only,
     so the others get 0 where the gradient is NaN or inf (wide seeds 70781, 81881, 98866:
     gradkit multiplied it by a 0 mask, NaN)."""
-    def call(m, part):
+    def call(m):
         x = m.tensor(data, dtype=m.float64, requires_grad=True)
         y = m.segment_reduce(x, reduce, lengths=m.tensor([2, 0]), initial=initial)
         if part == "value":
             return y
         return m.autograd.grad(y, x, m.tensor([[3.0, -_NAN], [_NAN, _INF]],
                                               dtype=m.float64))[0]
-    for part in ("value", "grad"):
-        assert _outcome(lambda: call(gradkit, part)) == _outcome(lambda: call(torch, part))
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+@pytest.mark.parametrize("seed, cls, known_as", [
+    (93342, "wide", "a step that turns a rounding difference of its input into another number")])
+def test_rounding_differences_are_known(seed, cls, known_as):
+    """gammainc(a, x) at a = x = 0 is NaN, at 4e-18 (an inverse FFT's zero bin, exactly 0 in
+    torch's) 1."""
+    problems, known = diff_program(generate(RandomDrawer(seed), cls))
+    assert problems and known == known_as
+
+
+@pytest.mark.parametrize("time, pad", [(1, 0), (0, 2), (2, 1), (3, -1)])
+def test_conv_tbc_kernel_positions_meeting_no_input_are_skipped(time, pad):
+    """torch's conv_tbc (and its composite backward) skips a kernel position that meets no
+    input row: an empty output's gradients are constants, so the second derivative of a
+    path through it is none, not 0 times an inf weight, NaN (wide seed 68097); an empty
+    time padded is the bias, a fresh tensor an in-place add may write."""
+    def call(m):
+        x = m.tensor([[[2.0]]] * time, dtype=m.float64).reshape(time, 1, 1).requires_grad_()
+        w = m.tensor([[[_INF]], [[3.0]]], dtype=m.float64, requires_grad=True)
+        b = m.tensor([-0.0], dtype=m.float64, requires_grad=True)
+        y = m.conv_tbc(x, w, b, pad)
+        grads = m.autograd.grad((y * 2).sum(), (x, w, b), create_graph=True)
+        total = sum(g.sum() for g in grads if g.requires_grad)
+        seconds = m.autograd.grad(total, (x, w, b), allow_unused=True) \
+            if isinstance(total, m.Tensor) else ()
+        y.detach().add_(1)
+        return m.cat([y.detach().flatten()] + [g.detach().flatten() for g in grads] +
+                     [m.tensor([g.requires_grad for g in grads], dtype=m.float64)] +
+                     [m.tensor([s is None for s in seconds], dtype=m.float64)] +
+                     [s.flatten() for s in seconds if s is not None])
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))

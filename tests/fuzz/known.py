@@ -227,6 +227,16 @@ def _vectorized_softshrink_zero(program, mine: Result, theirs: Result) -> bool:
     return step is not None and "softshrink" in (step.op, step.params.get("fn"))
 
 
+def _vectorized_complex_negation(program, mine: Result, theirs: Result) -> bool:
+    """Only signed zeros differ, after a negation of a complex tensor: torch's vectorized loop
+    computes it as 0 - x, +0.0 of a zero, for the elements of its full vectors (4 complex128
+    with AVX2), -x in its tail; gradkit gives -0.0 everywhere (strided seed 354233)."""
+    problems = compare(mine, theirs)
+    return bool(problems) and all(p.startswith("signed zero") for p in problems) and any(
+        step.op in ("neg", "neg_") and mine.values[step.inputs[0]].dtype.kind == "c"
+        for step in program.steps)
+
+
 def _is_gelu(step) -> bool:
     return "gelu" in (step.op, step.params.get("fn"))
 
@@ -2670,6 +2680,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "raises computing `exponent - 1`", _pow_by_bool_backward),
     Known("softshrink's zero of a negative x: +0.0 in torch's full vectors, -0.0 in its tail",
           "docs/numerics.md", "`softshrink` of a negative `x` inside", _vectorized_softshrink_zero),
+    Known("the negation of a complex zero: +0.0 in torch's full vectors, -0.0 in its tail",
+          "docs/numerics.md", "torch's vectorized complex negation", _vectorized_complex_negation),
     Known("a p=inf pdist or cdist of inputs equal but for rounding: its gradient goes to "
           "the coordinates that tie its maximum, which rounding decides",
           "docs/numerics.md", "the coordinates whose difference ties",

@@ -2950,6 +2950,10 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("vmap over a 0-d input: torch's samples promote as dimensioned tensors, gradkit's "
           "per-sample call as 0-d ones", "docs/func.md", "promotes as a dimensioned tensor",
           known_fwd.vmap_of_a_scalar_promotes_as_a_tensor),
+    Known("the sign of a zero product under vmap: torch's batching rule runs one matrix "
+          "product, gradkit a matrix-vector product per sample", "docs/func.md",
+          "runs a matrix times a batch of vectors as one",
+          known_fwd.vmap_of_a_product_is_one_product),
     Known("torch's vmap runs an in-place op the op refuses outside vmap (a broadcast sample, "
           "an overlapping operand)",
           "docs/func.md", "which the op refuses outside vmap, and gradkit's vmap refuses",

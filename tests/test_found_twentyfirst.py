@@ -1,24 +1,14 @@
 """Differences the fuzzer found in the twenty-first session, each program run in gradkit and in
 torch 2.13 (skipped without torch)."""
-import numpy as np
 import pytest
-import gradkit
 from fuzz.known import diff_program
 from fuzz.programs import RandomDrawer, generate
+from test_found_twentieth import _outcome  # with the signs of zeros
+
+import gradkit
 
 torch = pytest.importorskip("torch")
 _NAN, _INF = float("nan"), float("inf")
-
-
-def _outcome(call):
-    """("ok", value as a list, its bits) or (error type name, message)."""
-    try:
-        value = call()
-    except Exception as error:  # noqa: BLE001 - the outcome is what is compared
-        return type(error).__name__, str(error).replace("gradkit", "LIB").replace("torch", "LIB")
-    array = np.asarray(value.detach().numpy())
-    signs = [np.signbit(part).tolist() for part in (array.real, array.imag)]
-    return "ok", repr(array.tolist()), signs
 
 
 @pytest.mark.parametrize("data", [[[0.5, 1.0], [0.2, 3.0]], [[_NAN, 1.0], [0.2, _NAN]],

@@ -1005,6 +1005,21 @@ def test_vmap_of_a_scalar_sample_promotes_as_a_known_difference():
     assert program(gradkit, False) == program(torch, False) == "float32"
 
 
+def test_vmap_of_a_matrix_times_vectors_is_a_known_zero_sign():
+    """Known (docs/func.md, "runs a matrix times a batch of vectors as one"; fwd seed
+    499775): torch's vmap of A @ v is one gemm, whose single product keeps -0.0; gradkit's
+    per-sample gemv, as torch's own A @ v, adds it to +0.0."""
+    problems, known = diff_program(generate(RandomDrawer(499775), "fwd"))
+    assert not problems or known.startswith("the sign of a zero product under vmap")
+
+    def program(m, mapped: bool):
+        a = m.tensor([[-0.5], [2.0]])
+        v = m.tensor([[0.0], [1.0]])
+        out = m.vmap(lambda x: a @ x)(v) if mapped else m.stack([a @ x for x in v])
+        return np.signbit(out.numpy()).tolist()
+    assert program(gradkit, True) == program(gradkit, False) == program(torch, False)
+    assert program(torch, True) != program(torch, False)
+
 def _remainder_of_a_number(m):
     x = m.tensor([0.7, -2.0], dtype=m.float64, requires_grad=True)
     v = x * 1

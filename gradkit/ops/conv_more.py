@@ -22,6 +22,7 @@ from gradkit.ops.linalg import matmul
 from gradkit.ops.one_node import one_node
 from gradkit.ops.padding import pad
 from gradkit.ops.padding import pad as pad_op
+from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.shape import expand, reshape, squeeze
 from gradkit.ops.unary_helpers import scalar_type_name
 from gradkit.signature_errors import missing_arguments
@@ -239,12 +240,17 @@ def conv_tbc(input, weight, bias=_REQUIRED, pad: int = 0):  # noqa: A002 - torch
     def tbc(input, weight, bias):  # noqa: A002 - torch's name
         out = expand(reshape(bias.to(input.dtype), (1, 1, -1)), (steps,) + tuple(
             input.shape[1:2]) + tuple(weight.shape[2:]))
-        for k in range(weight.shape[0]):
-            # as torch's kernel, the input rows that meet weight[k] only: no padding zero
-            # times a NaN or inf weight (wide seed 5436); weight[k] meeting none gets zeros.
-            # The other rows add -0.0, which keeps the bias's -0.0 (seed 9948)
-            start, first = max(0, k - pad), min(max(0, pad - k), steps)
-            rows = max(0, min(input.shape[0] + pad - k, steps) - first)
+        # as torch's kernel, per kernel position k the input rows that meet weight[k] only
+        # (from row start, output row first): no padding zero times a NaN or inf weight
+        # (wide seed 5436), and a position meeting none is skipped, no gradient through it
+        # (wide seed 68097). The other rows add -0.0, which keeps the bias's -0.0 (seed 9948)
+        spans = [(k, max(0, k - pad), min(max(0, pad - k), steps)) for k in range(len(weight))]
+        spans = [(k, start, first, rows) for k, start, first in spans
+                 if (rows := min(input.shape[0] + pad - k, steps) - first) > 0]
+        if not spans:  # torch's gradients of input and weight are then zeros, not None:
+            # both stay in the graph by an empty sum (- 0.0 keeps a -0.0), out a fresh tensor
+            return out - (_sum(input[:0]) + _sum(weight[:0]))
+        for k, start, first, rows in spans:
             product = matmul(input[start:start + rows], weight[k])
             out = out + pad_op(product, (0, 0, 0, 0, first, steps - first - rows), value=-0.0)
         return out

@@ -12,12 +12,11 @@ from gradkit import backend
 from gradkit._tensor import Tensor
 from gradkit.ops.arithmetic import add, div, mul
 from gradkit.ops._op import op
-from gradkit.ops.extremes import _nan_aware_mask
+from gradkit.ops.extremes import _first_tied_zero, _nan_aware_mask
 from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.joining import stack
 from gradkit.ops.one_node import one_node
-from gradkit.ops.piecewise import maximum, minimum
-from gradkit.ops.promotion import result_type
+from gradkit.ops.piecewise import where
 from gradkit.ops.reduction import expand_back
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.scans import prod
@@ -27,30 +26,42 @@ from gradkit.ops.unary_helpers import scalar_type_name
 
 
 @op(save=("x", "result"), node_name="SegmentReduceBackward0")
-def _segment_extreme(xp, x, axis=0, name="amax"):
-    """A max/min segment's extreme along ``axis`` (NaN where one is NaN)."""
-    return getattr(xp, name)(x, axis=axis)
+def _segment_extreme(xp, x, axis=0, name="amax", initial=None):
+    """A max/min segment's extreme along ``axis`` as torch's kernel folds it from ``initial``
+    (or the infinity): NaN where one is NaN, else the first of tied values, so a zero's sign
+    is the first zero's, ``initial``'s when it is one (wide seed 57910)."""
+    out = _first_tied_zero(xp, x, getattr(xp, name)(x, axis=axis), (axis,))
+    if initial is None:
+        return out
+    initial = xp.asarray(initial, dtype=out.dtype)
+    beats = initial < out if name == "amax" else out < initial
+    return xp.where(xp.isnan(out) | beats, out, initial)
 
 
-def _segment_extreme_vjp(g, x, out, axis, name):
+def _segment_extreme_vjp(g, x, out, axis, name, initial):
     """torch's segment kernel shares the gradient among the elements equal to the extreme
-    and the NaN ones (a NaN extreme's gradient goes to its NaNs; amax's would be NaN: wide
-    seed 18493)."""
+    (the result, ``initial`` joined) and the NaN ones (a NaN extreme's gradient goes to its
+    NaNs; amax's would be NaN: wide seed 18493). The others get 0, not 0 times a NaN or inf
+    gradient (wide seed 98866)."""
     shape = tuple(x.shape)
     mask = _nan_aware_mask(x, expand_back(out, shape, axis, False))
-    return expand_back(g, shape, axis, False) / _sum(mask, axis, True) * mask
+    # a segment ``initial`` won has no such element: 1, not 0, keeps its second derivative
+    count = _sum(mask, axis, True)
+    count = count + (count == 0)
+    return where(mask, expand_back(g, shape, axis, False), 0.0) / count
 
 
 _segment_extreme.defvjp(_segment_extreme_vjp)
 _segment_extreme.defjvp(no_forward_ad("segment_reduce"))  # torch has no forward formula
 _MAX, _MIN = (partial(_segment_extreme, name=name) for name in ("amax", "amin"))
 
-# reduce name -> (reduction over a dim, its value on an empty segment, how initial joins in)
+# reduce name -> (reduction over a dim, its value on an empty segment, how initial joins in:
+# None where the reduction folds it itself)
 _REDUCTIONS = {
     "sum": (_sum, 0.0, add), "prod": (prod, 1.0, mul),
     "mean": (None, float("nan"), None),
-    "max": (_MAX, -float("inf"), maximum), "amax": (_MAX, -float("inf"), maximum),
-    "min": (_MIN, float("inf"), minimum), "amin": (_MIN, float("inf"), minimum),
+    "max": (_MAX, -float("inf"), None), "amax": (_MAX, -float("inf"), None),
+    "min": (_MIN, float("inf"), None), "amin": (_MIN, float("inf"), None),
 }
 
 
@@ -81,13 +92,10 @@ def _segment(data: Tensor, reduce: str, axis: int, start: int, length: int, init
     if reduce == "mean":
         total = _sum(piece, axis)
         return div(total if initial is None else add(total, initial), length)
+    if join is None:
+        return reduction(piece, axis, initial=initial)
     result = reduction(piece, axis)
-    if initial is None:
-        return result
-    if join is not add and join is not mul:  # maximum/minimum take tensors only, as torch's
-        initial = Tensor._make(backend.get_array_module(data._data).asarray(
-            initial, dtype=result_type(result._data, initial)))
-    return join(result, initial)
+    return result if initial is None else join(result, initial)
 
 
 def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,

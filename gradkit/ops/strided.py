@@ -116,6 +116,8 @@ def int_tuples(function: str, first_position: int, size, stride) -> tuple:
 def strided_array(array, size, stride, offset: int):
     """The raw array ``size``/``stride`` reads from ``array``'s storage at ``offset`` (all in
     elements): it shares that memory."""
+    if isinstance(array, np.generic):  # a NumPy scalar's __array_interface__ points into a
+        array = np.asarray(array)  # temporary, freed at once (wide seed 107830: garbage read)
     owner = storage_of(array)
     itemsize = array.itemsize
     byte_strides = tuple(s * itemsize for s in stride)

@@ -1,0 +1,93 @@
+"""Differences the fuzzer found in the twenty-first session, each program run in gradkit and in
+torch 2.13 (skipped without torch)."""
+import pytest
+from fuzz.known import diff_program
+from fuzz.programs import RandomDrawer, generate
+from test_found_twentieth import _outcome  # with the signs of zeros
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+_NAN, _INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("data", [[[0.5, 1.0], [0.2, 3.0]], [[_NAN, 1.0], [0.2, _NAN]],
+                                  [[_INF, -_INF], [_INF, 2.0]], [[-0.0, 0.0], [0.0, -0.0]]])
+@pytest.mark.parametrize("initial", [None, 0.5, 2.0, -0.0, 0.0, _NAN, -_INF])
+@pytest.mark.parametrize("reduce", ["max", "min"])
+@pytest.mark.parametrize("part", ["value", "grad"])
+def test_segment_reduce_max_min_fold_from_initial_and_give_others_zero(data, initial, reduce,
+                                                                       part):
+    """torch's kernel folds a max/min segment from ``initial`` keeping the first of tied
+    values (so a zero's sign is the first zero's, ``initial``'s when it is one: wide seed
+    57910), and its backward writes the gradient into the elements equal to the result only,
+    so the others get 0 where the gradient is NaN or inf (wide seeds 70781, 81881, 98866:
+    gradkit multiplied it by a 0 mask, NaN)."""
+    def call(m):
+        x = m.tensor(data, dtype=m.float64, requires_grad=True)
+        y = m.segment_reduce(x, reduce, lengths=m.tensor([2, 0]), initial=initial)
+        if part == "value":
+            return y
+        return m.autograd.grad(y, x, m.tensor([[3.0, -_NAN], [_NAN, _INF]],
+                                              dtype=m.float64))[0]
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+@pytest.mark.parametrize("seed, cls, known_as", [
+    (93342, "wide", "a step that turns a rounding difference of its input into another number"),
+    (57992, "wide", "a step that turns a rounding difference of its input into another number"),
+    (354233, "strided", "the negation of a complex zero: +0.0 in torch's full vectors, -0.0 in "
+                        "its tail"),
+    (1773947, "strided_breadth", "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, "
+                                 "not MKL's")])
+def test_documented_differences_are_known(seed, cls, known_as):
+    """gammainc(a, x) at a = x = 0 is NaN, at 4e-18 (an inverse FFT's zero bin, exactly 0 in
+    torch's) 1; the cosine similarity of a float32 1 - cos that is 0 here and 6e-8 in torch
+    (gammainc's ulps apart before it) is 0 or 1. torch's vectorized complex negation is
+    0 - z, +0.0 of a zero, but in its scalar tail. gradkit's ormqr multiplies by the Q it
+    forms: NaN of an infinite right-hand side (LAPACK's skips a reflector whose tau is 0),
+    which its lstsq backward refuses."""
+    problems, known = diff_program(generate(RandomDrawer(seed), cls))
+    assert problems and known == known_as
+
+
+@pytest.mark.parametrize("time, pad", [(1, 0), (0, 2), (2, 1), (3, -1)])
+def test_conv_tbc_kernel_positions_meeting_no_input_are_skipped(time, pad):
+    """torch's conv_tbc (and its composite backward) skips a kernel position that meets no
+    input row: an empty output's gradients are constants, so the second derivative of a
+    path through it is none, not 0 times an inf weight, NaN (wide seed 68097); an empty
+    time padded is the bias, a fresh tensor an in-place add may write."""
+    def call(m):
+        x = m.tensor([[[2.0]]] * time, dtype=m.float64).reshape(time, 1, 1).requires_grad_()
+        w = m.tensor([[[_INF]], [[3.0]]], dtype=m.float64, requires_grad=True)
+        b = m.tensor([-0.0], dtype=m.float64, requires_grad=True)
+        y = m.conv_tbc(x, w, b, pad)
+        grads = m.autograd.grad((y * 2).sum(), (x, w, b), create_graph=True)
+        total = sum(g.sum() for g in grads if g.requires_grad)
+        seconds = m.autograd.grad(total, (x, w, b), allow_unused=True) \
+            if isinstance(total, m.Tensor) else ()
+        y.detach().add_(1)
+        return m.cat([y.detach().flatten()] + [g.detach().flatten() for g in grads] +
+                     [m.tensor([g.requires_grad for g in grads], dtype=m.float64)] +
+                     [m.tensor([s is None for s in seconds], dtype=m.float64)] +
+                     [s.flatten() for s in seconds if s is not None])
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+@pytest.mark.parametrize("name", ["tan_", "sqrt_", "reciprocal_", "sigmoid_"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_in_place_op_on_a_0d_as_strided_view_reads_its_gradient(name, create_graph):
+    """An in-place op on a 0-d ``as_strided`` view of a 0-d tensor: its backward replays the
+    view on a NumPy scalar gradient, whose ``__array_interface__`` points into a temporary;
+    the view read freed memory (wide seed 107830: a float32 second derivative 1.0011 for
+    torch's -0.0331, first derivatives wrong too)."""
+    def call(m):
+        x = m.tensor(0.3, dtype=m.float64, requires_grad=True)
+        base = x.clone()
+        view = base.as_strided((), (), 0)
+        getattr(view, name)()
+        first, = m.autograd.grad(view, x, create_graph=create_graph)
+        if not create_graph:
+            return first
+        return m.stack([first, m.autograd.grad(first, x)[0]])
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))

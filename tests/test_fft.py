@@ -162,6 +162,8 @@ ERRORS = [
     ("fft_n_float", lambda m: m.fft.fft(m.ones(3), n=2.0)),
     ("fft_not_a_tensor", lambda m: m.fft.fft([1.0, 2.0])),
     ("rfft2_not_a_tensor", lambda m: m.fft.rfft2([[1.0, 2.0]])),
+    ("fft2_dim_none", lambda m: m.fft.fft2(m.ones(2, 2), dim=None)),  # (int[1], not optional)
+    ("ihfft2_dim_none", lambda m: m.fft.ihfft2(m.ones(2, 2), dim=None)),
     ("fftfreq_negative", lambda m: m.fft.fftfreq(-1)),
     ("rfftfreq_negative", lambda m: m.fft.rfftfreq(-4)),
     ("fftfreq_int", lambda m: m.fft.fftfreq(4, dtype=m.int64)),

@@ -205,6 +205,8 @@ def _in_two_dims(transform, name: str):
     """``transform`` (an n-D one) with ``dim=(-2, -1)`` by default, as torch's ``name``."""
     def two_dimensional(input: Tensor, s=None, dim=(-2, -1), norm: str | None = None) -> Tensor:
         _checked_input(name, input)
+        if dim is None:  # (torch's dim here is int[1], not optional as the n-D forms')
+            raise TypeError(f"fft_{name}(): argument 'dim' must be tuple of ints, not NoneType")
         return transform(input, s, dim, norm)
     two_dimensional.__name__ = two_dimensional.__qualname__ = name
     two_dimensional.__doc__ = f"``{transform.__name__}`` over the last two dims by default."

@@ -13,6 +13,7 @@ import numpy as np
 
 from gradkit.ops._op import op
 from gradkit.backend import float16, float32
+from gradkit.memory_format import lay_out, suggested_order
 from gradkit.ops.arithmetic import add
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
@@ -103,7 +104,18 @@ def convolution(xp, x, w, b, padding=(0, 0, 0, 0), geometry=None, groups=1):
     out = out.reshape((x.shape[0], w.shape[0]) + tuple(geometry[2]))
     if b is not None:
         out += b.reshape((1, -1) + (1,) * len(k))
-    return out.astype(HALF) if half else out
+    return _laid_out_as_torchs(xp, out.astype(HALF) if half else out, x, w)
+
+
+def _laid_out_as_torchs(xp, out, x, w):
+    """torch's convolution output layout: channels last where the input's or the weight's
+    strides suggest it (2-d; 3-d only off float64, where oneDNN runs), else C order (einsum
+    leaves the batch dim inside the channels: `conv2d(x, w).view(n, -1)` must work)."""
+    cl = out.ndim == 4 or out.ndim == 5 and np.finfo(out.dtype).dtype != np.float64
+    order = (suggested_order(x) or suggested_order(w)) if cl else None
+    if order is None:
+        return out if out.flags.c_contiguous else lay_out(xp, out, None)
+    return lay_out(xp, out, order)
 
 
 def _torch_pad(padding):

@@ -61,7 +61,9 @@ def _along(xp, x, dim, keepdim, pick):
         return x.copy(), xp.zeros((), dtype=xp.int64)
     moved = xp.moveaxis(x, dim, -1)
     rows = _host(moved).reshape(-1, x.shape[dim])
-    picked = np.asarray(pick(rows), dtype=np.int64) if rows.shape[0] else np.zeros(0, np.int64)
+    # (a column of a sorting order is strided: the indices are a dense copy, as torch's)
+    picked = np.ascontiguousarray(pick(rows), dtype=np.int64) if rows.shape[0] else \
+        np.zeros(0, np.int64)
     indices = xp.expand_dims(xp.asarray(picked.reshape(moved.shape[:-1])), dim)
     values = xp.take_along_axis(x, indices, axis=dim)
     if not keepdim:

@@ -38,7 +38,7 @@ def _replayed(x, order, dim: int, count: int, rows_to_replay, replay_row):
     if len(replay) * n <= REPLAYED_ELEMENTS_AT_MOST:
         for r in replay:
             picked[r] = replay_row(rows[r].tolist())
-    picked = np.moveaxis(picked.reshape(*shape[:-1], count), -1, dim)
+    picked = np.ascontiguousarray(np.moveaxis(picked.reshape(*shape[:-1], count), -1, dim))
     return np.take_along_axis(x, picked, dim), picked.astype(np.int64)
 
 

@@ -97,3 +97,53 @@ def test_kron_of_a_legacy_lu_factor_is_refused_as_torch_refuses_it():
         Step("fb_lu_legacy", (1,), {"n": 3, "flag": False, "flag2": True}),
         Step("e_kron", (2, 1), {})), True, 1827154, backward=True)
     assert diff_program(program) == ([], None)
+
+
+CONVOLUTIONS = {  # name: the call, of (lib, input (2, 4, 6, 6), weight (6, 4, 3, 3))
+    "conv2d": lambda m, x, w: m.nn.functional.conv2d(x, w),
+    "conv2d_grouped_strided": lambda m, x, w: m.nn.functional.conv2d(
+        x, w[:, :2], groups=2, stride=(3, 2), padding=1),
+    "conv2d_channels_last_input": lambda m, x, w: m.nn.functional.conv2d(
+        x.contiguous(memory_format=m.channels_last), w),
+    "conv2d_channels_last_weight": lambda m, x, w: m.nn.functional.conv2d(
+        x, w.contiguous(memory_format=m.channels_last)),
+    "conv1d_grouped": lambda m, x, w: m.nn.functional.conv1d(x[..., 0], w[:, :2, 0], groups=2),
+    "conv3d": lambda m, x, w: m.nn.functional.conv3d(x[..., None], w[..., None]),
+    "conv3d_channels_last": lambda m, x, w: m.nn.functional.conv3d(
+        x[..., None].contiguous(memory_format=m.channels_last_3d), w[..., None]),
+    "conv2d_module": lambda m, x, w: m.nn.Conv2d(4, 6, 3, groups=2, dtype=x.dtype)(x),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex64"])
+@pytest.mark.parametrize("name", list(CONVOLUTIONS))
+def test_convolution_results_are_laid_out_as_torchs(name, dtype):
+    """C order, or channels last where the input or weight suggests it (3-d: not in float64):
+    gradkit's einsum left the batch dim inside the channels, so `conv(x).view(n, -1)`, a
+    network's flatten, raised."""
+    rng = np.random.default_rng(0)
+
+    def strides(lib):
+        x, w = (lib.tensor(rng.standard_normal(s)).to(getattr(lib, dtype))
+                for s in ((2, 4, 6, 6), (6, 4, 3, 3)))
+        out = CONVOLUTIONS[name](lib, x, w)
+        return out.stride(), out.is_contiguous()
+    assert strides(gradkit) == strides(torch)
+
+
+def test_flattening_a_convolution_by_view_works_as_in_torch():
+    for lib in (gradkit, torch):
+        features = lib.nn.functional.conv2d(lib.ones(2, 3, 8, 8), lib.ones(4, 3, 3, 3))
+        assert features.view(2, -1).shape == (2, 144)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.kthvalue(x, 2), lambda m, x: m.kthvalue(x, 2, 0, True),
+    lambda m, x: m.topk(x, 3, 1), lambda m, x: m.topk(x.mT, 3, 1, sorted=False),
+    lambda m, x: m.sort(x.mT, 1), lambda m, x: m.median(x, 1), lambda m, x: m.mode(x, 0)])
+def test_selected_values_and_indices_are_laid_out_as_torchs(call):
+    """kthvalue's indices were a strided column of a sorting order, topk's (replayed) a
+    transposed array: other strides than torch's dense ones."""
+    x = np.random.default_rng(1).integers(0, 3, (5, 6, 5)).astype(float)
+    assert [t.stride() for t in call(gradkit, gradkit.tensor(x))] == \
+        [t.stride() for t in call(torch, torch.tensor(x))]

@@ -46,3 +46,22 @@ def test_a_conj_view_reshaped_then_written_in_place_is_torchs_bug():
         Step("fb_logical_", (1, 0), {"name": "logical_not"})), False, 1846247, backward=True)
     problems, known = diff_program(program)
     assert problems and known.startswith("torch's backward of a conj view reshaped in place")
+
+
+def test_an_argument_error_beside_a_stale_view_is_the_documented_order():
+    """torch reads a stale multi-output view's grad_fn before its kernel checks the arguments;
+    gradkit's kernel checks first (hooks seed 7076118): both raise, with other errors."""
+    def program(lib):
+        v1 = lib.tensor([0.5], requires_grad=True).clone()
+        v2 = v1.unbind(0)[0]
+        v1.sigmoid_()
+        return v2.unbind(0)
+    with pytest.raises(RuntimeError, match="its base or another view of its base has been"):
+        program(torch)
+    with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dim"):
+        program(gradkit)
+    program = Program("hooks", (Leaf((1,), "float32", True),), (
+        Step("clone", (0,), {}), Step("unbind0", (1,), {}), Step("sigmoid_", (1,), {}),
+        Step("unbind0", (2,), {})), True, 7076118, backward=True)
+    problems, known = diff_program(program)
+    assert problems and known.startswith("an op's argument error where torch first refuses")

@@ -1,5 +1,8 @@
 """Differences the fuzzer found in the twenty-first session, each program run in gradkit and in
 torch 2.13 (skipped without torch)."""
+import math
+
+import numpy as np
 import pytest
 from fuzz.known import diff_program
 from fuzz.programs import RandomDrawer, generate
@@ -90,4 +93,51 @@ def test_in_place_op_on_a_0d_as_strided_view_reads_its_gradient(name, create_gra
         if not create_graph:
             return first
         return m.stack([first, m.autograd.grad(first, x)[0]])
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+def _kron_operand(m, shape: tuple, layout: str):
+    """A tensor of ``shape`` whose dims lie in memory in the order ``layout`` names (a
+    permutation, "step": every other element of its last dim, "expand": its first size-1 dim
+    expanded from a one-element stride)."""
+    values = np.arange(1.0, 1.0 + math.prod(shape)).reshape(shape)
+    if layout == "step":
+        return m.tensor(np.repeat(values, 2, axis=-1).copy())[..., ::2]
+    if layout == "expand":
+        return m.tensor(values).as_strided(shape, [1] * len(shape))
+    order = [int(d) for d in layout]
+    inner = m.tensor(np.ascontiguousarray(values.transpose(order)).ravel())
+    return inner.reshape([shape[d] for d in order]).permute(*np.argsort(order).tolist())
+
+
+_KRON_CASES = [((1, 3, 1), "012", (2, 3, 1), "210"), ((1, 3, 1), "021", (1, 3, 1), "012"),
+               ((1, 3, 1), "012", (1, 3, 1), "021"), ((2, 3, 1), "102", (1, 3, 1), "012"),
+               ((1, 3), "01", (1, 3, 1), "021"), ((1, 3, 1), "021", (2, 1, 3), "120"),
+               ((2, 1, 3), "step", (1, 3, 1), "210"), ((3, 1), "10", (2, 3), "10"),
+               ((1, 2, 1), "expand", (2, 3, 1), "201"), ((3,), "0", (1, 2, 1), "102")]
+
+
+@pytest.mark.parametrize("shape_a, layout_a, shape_b, layout_b", _KRON_CASES)
+def test_kron_orders_its_product_by_the_views_strides_of_size_one_dims(shape_a, layout_a,
+                                                                      shape_b, layout_b):
+    """torch's kron views its operands with size-1 dims inserted (c10's computeStride gives
+    those dims strides of their own), TensorIterator's mul orders the product's dims by them,
+    and the product is viewed as the result, or the view refused; gradkit took NumPy's
+    reshape strides, raised where torch computed and laid results out otherwise (breadth seed
+    1899161: kron of a (1,3,1) tensor and an irfftn result of strides (1, 2, 6))."""
+    def call(m):
+        out = m.kron(_kron_operand(m, shape_a, layout_a), _kron_operand(m, shape_b, layout_b))
+        return m.cat([out.flatten(), m.tensor(out.stride(), dtype=out.dtype)])
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+@pytest.mark.parametrize("make", [lambda: np.ones((3, 1)).T, lambda: np.ones((1, 3, 1)).T,
+                                  lambda: np.ones((2, 1, 6))[..., ::2],
+                                  lambda: np.ones((2, 3)).T])
+def test_tensor_of_a_numpy_array_keeps_its_dense_strides(make):
+    """torch.tensor copies a dense NumPy array keeping its strides, a size-1 dim's too (a
+    (1, 3) array transposed from (3, 1) has strides (1, 1)); gradkit's copy took NumPy's
+    own ones for those dims (kron orders its product by them)."""
+    def call(m):
+        return m.tensor(m.tensor(make()).stride(), dtype=m.float64)
     assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))

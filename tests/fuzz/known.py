@@ -2501,6 +2501,22 @@ def _scatter_into_overlapping_view(program, mine: Result, theirs: Result) -> boo
         _overlapping_view(program, first[0].inputs[0])
 
 
+# in-place ops computing from the values they overwrite (a repeated update compounds)
+_IN_PLACE_ARITHMETIC = frozenset({
+    "add_", "mul_", "div_", "num_div_", "exp_", "neg_", "sigmoid_", "clamp_", "fb_acosh_",
+    "fb_asinh_", "fb_atanh_", "fb_conj_physical_", "fb_compare_", "fb_logical_", "i_add_scalar_",
+    "i_clamp_", "i_iadd", "i_imul", "i_mul_scalar_", "i_pow_", "i_sub_", "i_tanh_", "ibinop",
+    "iscalar_op", "w_binary_", "w_unary_"})
+
+
+def _arithmetic_into_overlapping_view(program, mine: Result, theirs: Result) -> bool:
+    """An in-place arithmetic op on an as_strided view whose elements overlap: torch's kernel
+    updates element by element, so a location k elements share is updated k times (asinh_
+    applied twice where two share it); gradkit's once (strided_breadth seed 1892547)."""
+    return any(step.op in _IN_PLACE_ARITHMETIC and _overlapping_view(program, step.inputs[0])
+               for step in program.steps)
+
+
 def _storage_layout_read(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is an as_strided read of inputs that agree: the two libraries
     laid the input out differently in memory (a LAPACK factor, an FFT along a middle dim)."""
@@ -2850,6 +2866,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("as_strided reads the storage of a result laid out otherwise than torch's",
           "docs/numerics.md", "`as_strided` reads the storage, not the logical order",
           _storage_layout_read),
+    Known("in-place arithmetic on an overlapping view: torch updates a shared location once "
+          "per element sharing it", "docs/numerics.md", "Arithmetic in place there differs",
+          _arithmetic_into_overlapping_view),
     Known("select/slice/diagonal_scatter of an overlapping view: torch keeps the overlap",
           "docs/numerics.md", "its `clone_preserve_strides`", _scatter_into_overlapping_view),
     Known("the KL divergence between two distributions made from one tensor: terms that "

@@ -1506,9 +1506,10 @@ def _has_repeated_spectrum(program, steps, theirs: Result) -> bool:
     seed 1369393: torch's gradient is NaN there)."""
     for k in steps:
         step = program.steps[k]
-        # (svdvals' second derivative goes through the singular vectors: breadth 1557579)
-        svd = step.op == "fb_svd_legacy" and step.params["flag2"] or step.op == "b_svd_prod" \
-            or step.op == "b_svdvals" and program.create_graph
+        # (svdvals' second derivative goes through the singular vectors: breadth 1557579;
+        # so does the legacy svd's without them: breadth 1868663)
+        svd = step.op == "fb_svd_legacy" and (step.params["flag2"] or program.create_graph) \
+            or step.op == "b_svd_prod" or step.op == "b_svdvals" and program.create_graph
         if (svd or step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod")) and theirs.values:
             source = theirs.values[step.inputs[0]]
             if any(w > k for w in _writes_into(program, theirs, step.inputs[0])):

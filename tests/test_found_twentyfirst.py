@@ -148,3 +148,28 @@ def test_tensor_of_a_numpy_array_keeps_its_dense_strides(make):
     def call(m):
         return m.tensor(m.tensor(make()).stride(), dtype=m.float64)
     assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+@pytest.mark.parametrize("op", ["div", "addcdiv", "addcdiv_bool"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_float32_gradient_through_a_0d_float64_operand_stays_float32(op, create_graph):
+    """torch's backward computes in the dtypes its type promotion gives: a float32 gradient
+    over a 0-d float64 divisor stays float32 (as does value * a bool tensor1 of addcdiv); a
+    plain backward here divided NumPy arrays, which promote a 0-d float64 array, so gradients
+    came out float64-exact (strided_breadth seed 1846700: a complex addcdiv's second
+    derivative, 0.11027422 for torch's 0.11027421)."""
+    c = np.array([0.1, 0.7, 0.3333], dtype=np.float32)
+
+    def call(m):
+        t2 = m.tensor(1.2345678901234, dtype=m.float64, requires_grad=True)
+        x = m.tensor(c, requires_grad=True)
+        if op == "div":
+            out = x / t2
+        elif op == "addcdiv":
+            out = m.addcdiv(x, x, t2, value=0.75)
+        else:
+            out = m.addcdiv(x, m.tensor([True, False, True]), t2, value=0.75)
+        grads = m.autograd.grad((out * m.tensor([0.37, -1.3, 2.9])).sum(), (x, t2),
+                                create_graph=create_graph)
+        return m.cat([g.detach().double().reshape(-1) for g in grads])
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))

@@ -9,7 +9,7 @@ import numpy as np
 from gradkit.backend import get_default_dtype
 from gradkit.number_arguments import number_argument, numbers_reader, scalar_as
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import div, neg, sub
+from gradkit.ops.arithmetic import div, mul, neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.comparison import isinf
@@ -338,7 +338,9 @@ def _value_over(value, t2):
 
 addcdiv.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(_value_over(value, t2)),
-               lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
+               # (the ops, not NumPy's operators: a plain backward's arrays would promote a
+               # bool t1 times value, or a quotient by a 0-d t2, to float64; torch's float32)
+               lambda g, t1, t2, value: -g * conj(div(mul(t1, value), mul(t2, t2))))
 addcdiv.numbers = _complex_kept(numbers_reader("addcdiv", value=(None, "input")))
 # torch's tangent: t_x + t_1 / t2 * value - t_2 * (t1 / t2) / t2 * value (no t2², which
 # underflows to 0 for a tiny t2 and overflows for a huge one)

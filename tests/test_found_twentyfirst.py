@@ -154,11 +154,19 @@ def test_tensor_of_a_numpy_array_keeps_its_dense_strides(make):
     assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
 
 
-@pytest.mark.parametrize("op", ["div", "addcdiv", "addcdiv_bool"])
+_WITH_A_0D_FLOAT64 = {
+    "div": lambda m, x, t2: x / t2, "addcdiv": lambda m, x, t2: m.addcdiv(x, x, t2, value=0.75),
+    "addcdiv_bool": lambda m, x, t2: m.addcdiv(x, m.tensor([True, False, True]), t2, value=0.75),
+    "atan2": lambda m, x, t2: m.atan2(x, t2), "hypot": lambda m, x, t2: m.hypot(x, t2),
+    "pow": lambda m, x, t2: m.pow(x, t2)}
+
+
+@pytest.mark.parametrize("op", list(_WITH_A_0D_FLOAT64))
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_float32_gradient_through_a_0d_float64_operand_stays_float32(op, create_graph):
     """torch's backward computes in the dtypes its type promotion gives: a float32 gradient
-    over a 0-d float64 divisor stays float32 (as does value * a bool tensor1 of addcdiv); a
+    over a 0-d float64 divisor stays float32 (as do value * a bool tensor1 of addcdiv, and
+    atan2, hypot and pow's formulas with a 0-d float64 operand); a
     plain backward here divided NumPy arrays, which promote a 0-d float64 array, so gradients
     came out float64-exact (strided_breadth seed 1846700: a complex addcdiv's second
     derivative, 0.11027422 for torch's 0.11027421)."""
@@ -167,12 +175,7 @@ def test_float32_gradient_through_a_0d_float64_operand_stays_float32(op, create_
     def call(m):
         t2 = m.tensor(1.2345678901234, dtype=m.float64, requires_grad=True)
         x = m.tensor(c, requires_grad=True)
-        if op == "div":
-            out = x / t2
-        elif op == "addcdiv":
-            out = m.addcdiv(x, x, t2, value=0.75)
-        else:
-            out = m.addcdiv(x, m.tensor([True, False, True]), t2, value=0.75)
+        out = _WITH_A_0D_FLOAT64[op](m, x, t2)
         grads = m.autograd.grad((out * m.tensor([0.37, -1.3, 2.9])).sum(), (x, t2),
                                 create_graph=create_graph)
         return m.cat([g.detach().double().reshape(-1) for g in grads])

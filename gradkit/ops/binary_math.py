@@ -9,7 +9,7 @@ import numpy as np
 from gradkit.backend import get_default_dtype
 from gradkit.number_arguments import number_argument, numbers_reader, scalar_as
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import div, mul, neg, sub
+from gradkit.ops.arithmetic import add, div, mul, neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.comparison import isinf
@@ -50,11 +50,14 @@ def _atan2_vjp(g, x, y, needs):
     """torch's atan2_backward: one reciprocal of x² + y² for both gradients (the double
     backward adds their contributions before its derivative), its infinity at the origin (or
     an underflow) replaced by 0, so the gradient there is 0, not NaN (and no NumPy warning)."""
+    # (the ops, not NumPy's operators, which would promote a 0-d float64 operand of a float32
+    # one to float64: torch's promotion keeps float32)
     with np.errstate(divide="ignore", over="ignore"):
-        recip = reciprocal(x * x + y * y)
+        recip = reciprocal(add(mul(x, x), mul(y, y)))
     recip = where(isinf(recip), 0.0, recip)
     # neg: torch's error for a bool x ("Negation, the `-` operator, on a bool tensor ...")
-    return g * y * recip if needs[0] else None, g * neg(x) * recip if needs[1] else None
+    return mul(mul(g, y), recip) if needs[0] else None, \
+        mul(mul(g, neg(x)), recip) if needs[1] else None
 
 
 atan2.defvjp_all(_atan2_vjp, needs=True)
@@ -82,7 +85,8 @@ def hypot(xp, x, y):
     return xp.hypot(x, y)
 
 
-hypot.defvjp(lambda g, x, y, out: g * x / out, lambda g, x, y, out: g * y / out)
+hypot.defvjp(lambda g, x, y, out: div(mul(g, x), out),  # (the ops: torch's promotion)
+             lambda g, x, y, out: div(mul(g, y), out))
 hypot.defjvp(lambda t, x, y, out: t * x / out, lambda t, x, y, out: t * y / out)
 
 

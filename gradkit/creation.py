@@ -70,7 +70,10 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         check_numpy_array(data)
     if isinstance(data, (str, bytes)) and isinstance(data, np.generic):  # np.str_, np.bytes_
         raise TypeError(f"new(): invalid data type '{type_name(data)}'")
-    if isinstance(data, (np.ndarray, np.generic)) and dtype is None:
+    if isinstance(data, np.ndarray) and dtype is None and data.size:
+        # (torch's copy keeps a dense array's strides, a size-1 dim's too: NumPy's sets those)
+        array = memory_formats.preserved_copy(np, data)
+    elif isinstance(data, (np.ndarray, np.generic)) and dtype is None:
         array = np.array(data, copy=True)
         if isinstance(data, np.generic):  # torch reads a NumPy scalar as an array
             check_numpy_array(array)

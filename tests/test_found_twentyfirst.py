@@ -1,5 +1,8 @@
 """Differences the fuzzer found in the twenty-first session, each program run in gradkit and in
 torch 2.13 (skipped without torch)."""
+import math
+
+import numpy as np
 import pytest
 from fuzz.known import diff_program
 from fuzz.programs import RandomDrawer, generate
@@ -39,14 +42,25 @@ def test_segment_reduce_max_min_fold_from_initial_and_give_others_zero(data, ini
     (354233, "strided", "the negation of a complex zero: +0.0 in torch's full vectors, -0.0 in "
                         "its tail"),
     (1773947, "strided_breadth", "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, "
-                                 "not MKL's")])
+                                 "not MKL's"),
+    (1892547, "strided_breadth", "in-place arithmetic on an overlapping view: torch updates a "
+                                 "shared location once per element sharing it"),
+    (1868663, "breadth", "gradients of eig (eigh, svd) where eigenvalues (singular values) "
+                         "repeat up to rounding"),
+    (1865622, "breadth", "as_strided past a reduced loss's element: torch's keeps its "
+                         "elementwise buffer's storage")])
 def test_documented_differences_are_known(seed, cls, known_as):
     """gammainc(a, x) at a = x = 0 is NaN, at 4e-18 (an inverse FFT's zero bin, exactly 0 in
     torch's) 1; the cosine similarity of a float32 1 - cos that is 0 here and 6e-8 in torch
     (gammainc's ulps apart before it) is 0 or 1. torch's vectorized complex negation is
     0 - z, +0.0 of a zero, but in its scalar tail. gradkit's ormqr multiplies by the Q it
     forms: NaN of an infinite right-hand side (LAPACK's skips a reflector whose tau is 0),
-    which its lstsq backward refuses."""
+    which its lstsq backward refuses. asinh_ of an as_strided view whose elements overlap:
+    torch's kernel applies it once per element, twice to a location two elements share. The
+    legacy svd's singular values of a tiled matrix (2.0 twice): their second derivative
+    divides by the difference, NaN here, rounding noise's quotient in torch. torch's reduced
+    smooth_l1_loss keeps its elementwise losses' storage: as_strided_scatter past its element
+    is in bounds there (its backward raises), refused here."""
     problems, known = diff_program(generate(RandomDrawer(seed), cls))
     assert problems and known == known_as
 
@@ -90,4 +104,79 @@ def test_in_place_op_on_a_0d_as_strided_view_reads_its_gradient(name, create_gra
         if not create_graph:
             return first
         return m.stack([first, m.autograd.grad(first, x)[0]])
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+def _kron_operand(m, shape: tuple, layout: str):
+    """A tensor of ``shape`` whose dims lie in memory in the order ``layout`` names (a
+    permutation, "step": every other element of its last dim, "expand": its first size-1 dim
+    expanded from a one-element stride)."""
+    values = np.arange(1.0, 1.0 + math.prod(shape)).reshape(shape)
+    if layout == "step":
+        return m.tensor(np.repeat(values, 2, axis=-1).copy())[..., ::2]
+    if layout == "expand":
+        return m.tensor(values).as_strided(shape, [1] * len(shape))
+    order = [int(d) for d in layout]
+    inner = m.tensor(np.ascontiguousarray(values.transpose(order)).ravel())
+    return inner.reshape([shape[d] for d in order]).permute(*np.argsort(order).tolist())
+
+
+_KRON_CASES = [((1, 3, 1), "012", (2, 3, 1), "210"), ((1, 3, 1), "021", (1, 3, 1), "012"),
+               ((1, 3, 1), "012", (1, 3, 1), "021"), ((2, 3, 1), "102", (1, 3, 1), "012"),
+               ((1, 3), "01", (1, 3, 1), "021"), ((1, 3, 1), "021", (2, 1, 3), "120"),
+               ((2, 1, 3), "step", (1, 3, 1), "210"), ((3, 1), "10", (2, 3), "10"),
+               ((1, 2, 1), "expand", (2, 3, 1), "201"), ((3,), "0", (1, 2, 1), "102")]
+
+
+@pytest.mark.parametrize("shape_a, layout_a, shape_b, layout_b", _KRON_CASES)
+def test_kron_orders_its_product_by_the_views_strides_of_size_one_dims(shape_a, layout_a,
+                                                                      shape_b, layout_b):
+    """torch's kron views its operands with size-1 dims inserted (c10's computeStride gives
+    those dims strides of their own), TensorIterator's mul orders the product's dims by them,
+    and the product is viewed as the result, or the view refused; gradkit took NumPy's
+    reshape strides, raised where torch computed and laid results out otherwise (breadth seed
+    1899161: kron of a (1,3,1) tensor and an irfftn result of strides (1, 2, 6))."""
+    def call(m):
+        out = m.kron(_kron_operand(m, shape_a, layout_a), _kron_operand(m, shape_b, layout_b))
+        return m.cat([out.flatten(), m.tensor(out.stride(), dtype=out.dtype)])
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+@pytest.mark.parametrize("make", [lambda: np.ones((3, 1)).T, lambda: np.ones((1, 3, 1)).T,
+                                  lambda: np.ones((2, 1, 6))[..., ::2],
+                                  lambda: np.ones((2, 3)).T])
+def test_tensor_of_a_numpy_array_keeps_its_dense_strides(make):
+    """torch.tensor copies a dense NumPy array keeping its strides, a size-1 dim's too (a
+    (1, 3) array transposed from (3, 1) has strides (1, 1)); gradkit's copy took NumPy's
+    own ones for those dims (kron orders its product by them)."""
+    def call(m):
+        return m.tensor(m.tensor(make()).stride(), dtype=m.float64)
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+_WITH_A_0D_FLOAT64 = {
+    "div": lambda m, x, t2: x / t2, "addcdiv": lambda m, x, t2: m.addcdiv(x, x, t2, value=0.75),
+    "addcdiv_bool": lambda m, x, t2: m.addcdiv(x, m.tensor([True, False, True]), t2, value=0.75),
+    "atan2": lambda m, x, t2: m.atan2(x, t2), "hypot": lambda m, x, t2: m.hypot(x, t2),
+    "pow": lambda m, x, t2: m.pow(x, t2)}
+
+
+@pytest.mark.parametrize("op", list(_WITH_A_0D_FLOAT64))
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_float32_gradient_through_a_0d_float64_operand_stays_float32(op, create_graph):
+    """torch's backward computes in the dtypes its type promotion gives: a float32 gradient
+    over a 0-d float64 divisor stays float32 (as do value * a bool tensor1 of addcdiv, and
+    atan2, hypot and pow's formulas with a 0-d float64 operand); a
+    plain backward here divided NumPy arrays, which promote a 0-d float64 array, so gradients
+    came out float64-exact (strided_breadth seed 1846700: a complex addcdiv's second
+    derivative, 0.11027422 for torch's 0.11027421)."""
+    c = np.array([0.1, 0.7, 0.3333], dtype=np.float32)
+
+    def call(m):
+        t2 = m.tensor(1.2345678901234, dtype=m.float64, requires_grad=True)
+        x = m.tensor(c, requires_grad=True)
+        out = _WITH_A_0D_FLOAT64[op](m, x, t2)
+        grads = m.autograd.grad((out * m.tensor([0.37, -1.3, 2.9])).sum(), (x, t2),
+                                create_graph=create_graph)
+        return m.cat([g.detach().double().reshape(-1) for g in grads])
     assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))

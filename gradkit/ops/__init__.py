@@ -73,7 +73,8 @@ from gradkit.ops.linalg_legacy import (  # noqa: F401
     svd, symeig, triangular_solve)
 from gradkit.ops.polar import angle, polar  # noqa: F401
 from gradkit.ops.products import (  # noqa: F401
-    addbmm, addmm, addmv, baddbmm, inner, kron, tensordot, trace)
+    addbmm, addmm, addmv, baddbmm, inner, tensordot, trace)
+from gradkit.ops.kron import kron  # noqa: F401
 from gradkit.ops.cross import cross  # noqa: F401
 from gradkit.ops.rearrange import diff, meshgrid, moveaxis, movedim, rot90, tile  # noqa: F401
 from gradkit.ops.shape import (  # noqa: F401

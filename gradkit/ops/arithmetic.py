@@ -170,8 +170,10 @@ div = _Division(_true_quotient, name="div", save=("x", "y"), broadcast=True, bat
                 method=True, inplace=True, elementwise=True)
 
 
-div.defvjp(lambda g, x, y: g / conj(y),
-           lambda g, x, y: -g * conj(x / y / y))
+# (the op, not NumPy's `/`: a plain backward's arrays would divide a float32 gradient by a
+# 0-d float64 divisor in float64; torch's type promotion keeps float32)
+div.defvjp(lambda g, x, y: div(g, conj(y)),
+           lambda g, x, y: -g * conj(div(div(x, y), y)))
 div.vjp_order = (1, 0)  # torch's DivBackward0 and 2 compute other's first (breadth 1574260)
 
 

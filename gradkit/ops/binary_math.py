@@ -9,7 +9,7 @@ import numpy as np
 from gradkit.backend import get_default_dtype
 from gradkit.number_arguments import number_argument, numbers_reader, scalar_as
 from gradkit.ops._op import op
-from gradkit.ops.arithmetic import div, neg, sub
+from gradkit.ops.arithmetic import add, div, mul, neg, sub
 from gradkit.ops.fused import fused_multiply_add, multiply_add
 from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.comparison import isinf
@@ -50,11 +50,14 @@ def _atan2_vjp(g, x, y, needs):
     """torch's atan2_backward: one reciprocal of x² + y² for both gradients (the double
     backward adds their contributions before its derivative), its infinity at the origin (or
     an underflow) replaced by 0, so the gradient there is 0, not NaN (and no NumPy warning)."""
+    # (the ops, not NumPy's operators, which would promote a 0-d float64 operand of a float32
+    # one to float64: torch's promotion keeps float32)
     with np.errstate(divide="ignore", over="ignore"):
-        recip = reciprocal(x * x + y * y)
+        recip = reciprocal(add(mul(x, x), mul(y, y)))
     recip = where(isinf(recip), 0.0, recip)
     # neg: torch's error for a bool x ("Negation, the `-` operator, on a bool tensor ...")
-    return g * y * recip if needs[0] else None, g * neg(x) * recip if needs[1] else None
+    return mul(mul(g, y), recip) if needs[0] else None, \
+        mul(mul(g, neg(x)), recip) if needs[1] else None
 
 
 atan2.defvjp_all(_atan2_vjp, needs=True)
@@ -82,7 +85,8 @@ def hypot(xp, x, y):
     return xp.hypot(x, y)
 
 
-hypot.defvjp(lambda g, x, y, out: g * x / out, lambda g, x, y, out: g * y / out)
+hypot.defvjp(lambda g, x, y, out: div(mul(g, x), out),  # (the ops: torch's promotion)
+             lambda g, x, y, out: div(mul(g, y), out))
 hypot.defjvp(lambda t, x, y, out: t * x / out, lambda t, x, y, out: t * y / out)
 
 
@@ -338,7 +342,9 @@ def _value_over(value, t2):
 
 addcdiv.defvjp(lambda g, t1, t2, value: g,
                lambda g, t1, t2, value: g * conj(_value_over(value, t2)),
-               lambda g, t1, t2, value: -g * conj(value * t1 / (t2 * t2)))
+               # (the ops, not NumPy's operators: a plain backward's arrays would promote a
+               # bool t1 times value, or a quotient by a 0-d t2, to float64; torch's float32)
+               lambda g, t1, t2, value: -g * conj(div(mul(t1, value), mul(t2, t2))))
 addcdiv.numbers = _complex_kept(numbers_reader("addcdiv", value=(None, "input")))
 # torch's tangent: t_x + t_1 / t2 * value - t_2 * (t1 / t2) / t2 * value (no t2², which
 # underflows to 0 for a tiny t2 and overflows for a huge one)

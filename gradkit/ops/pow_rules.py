@@ -6,7 +6,7 @@ from __future__ import annotations
 import cmath
 import math
 
-from gradkit.ops.arithmetic import pow  # noqa: A004 - torch's name
+from gradkit.ops.arithmetic import mul, pow  # noqa: A004 - torch's name
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
@@ -52,7 +52,8 @@ def _pow_vjp_base(g, x, y, out):
         return g * conj(mul_scalar(pow(x, y - 1), y))
     # g * y x**(y-1), 0 where y == 0 even at x == 0 or a NaN g: torch's pow_backward_self
     # selects after multiplying (pow: x ** -0.5 is torch's rsqrt)
-    return where(y == 0, 0.0, g * conj(y * pow(x, y - 1)))
+    # (mul, not NumPy's `*`: a 0-d float64 y would make a float32 x's gradient float64)
+    return where(y == 0, 0.0, g * conj(mul(y, pow(x, y - 1))))
 
 
 pow.defvjp(_pow_vjp_base,

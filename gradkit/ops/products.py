@@ -1,12 +1,11 @@
 """Products beyond matmul: the scaled sums addmm, addmv, baddbmm and addbmm
-(``beta * input + alpha * product``), trace, tensordot, kron and cross."""
+(``beta * input + alpha * product``), trace, tensordot and inner (kron: kron.py)."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from gradkit.memory_format import iterator_order, lay_out
 from gradkit.number_arguments import numbers_reader
 from gradkit.ops._op import op
 from gradkit.ops.half_scalar import HALF
@@ -15,13 +14,11 @@ from gradkit.ops.conversion import fitted, real_if_cast_to_real
 from gradkit.ops.linalg import dot, matmul
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
-from gradkit.ops.index_layout import _broadcast_strides
 from gradkit.ops.reduction import sum
 from gradkit.ops import scaled_sum_rules as rules
 from gradkit.ops.scaled_sum_rules import scale
 from gradkit.ops.expand_view import expand_refusal
-from gradkit.ops.shape import (VIEW_REFUSAL, _normalize_dim, _reshape_copy, _reshapes_in_place,
-                               expand, flatten, permute, reshape, squeeze)
+from gradkit.ops.shape import (_normalize_dim, expand, flatten, permute, reshape, squeeze)
 from gradkit.ops.triangular import diagonal_backward
 from gradkit.ops.unary_helpers import (c_type_name, kernel_error, kernel_error_after_checks,
                                       scalar_type_name, tensor_type_name)
@@ -366,35 +363,3 @@ def _distinct(dims: list) -> list:
         if dims.count(d) > 1:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     return dims
-
-
-@tensor_method()
-@tensor_parameters("other")
-def kron(input, other):
-    """The Kronecker product: every element of a times the whole of b, as blocks."""
-    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
-        if not hasattr(value, "shape"):
-            raise TypeError(f"kron(): argument '{name}' (position {position}) must be Tensor, "
-                            f"not {type(value).__name__}")
-    ndim = max(input.ndim, other.ndim)
-    shape_a = (1,) * (ndim - input.ndim) + tuple(input.shape)
-    shape_b = (1,) * (ndim - other.ndim) + tuple(other.shape)
-    # torch's _unsafe_view throughout: neither the reshaped inputs mul saves nor the result
-    # are views, so input later write into input or other does not spoil the saved values' versions
-    operands = (_reshape_copy(input, shape=tuple(v for n in shape_a for v in (n, 1))),
-                _reshape_copy(other, shape=tuple(v for n in shape_b for v in (1, n))))
-    blocks = operands[0] * operands[1]
-    shape = tuple(n * m for n, m in zip(shape_a, shape_b))
-    if not _kron_views([o._data for o in operands], blocks._data, shape):
-        raise RuntimeError(VIEW_REFUSAL)
-    return _reshape_copy(blocks, shape=shape)
-
-
-def _kron_views(operands, blocks, shape: tuple) -> bool:
-    """Whether torch's kron can view its product of the ``operands`` (reshaped) as ``shape``:
-    TensorIterator lays the product out in the operands' stride order, and of some layouts
-    (one operand transposed) no view merges its block dims (torch's RuntimeError)."""
-    if type(blocks) is not np.ndarray:
-        return True
-    order = iterator_order(blocks.shape, [_broadcast_strides(a, blocks.shape) for a in operands])
-    return _reshapes_in_place(lay_out(np, blocks, order), shape)

@@ -1516,9 +1516,10 @@ def _has_repeated_spectrum(program, steps, theirs: Result) -> bool:
     seed 1369393: torch's gradient is NaN there)."""
     for k in steps:
         step = program.steps[k]
-        # (svdvals' second derivative goes through the singular vectors: breadth 1557579)
-        svd = step.op == "fb_svd_legacy" and step.params["flag2"] or step.op == "b_svd_prod" \
-            or step.op == "b_svdvals" and program.create_graph
+        # (svdvals' second derivative goes through the singular vectors: breadth 1557579;
+        # so does the legacy svd's without them: breadth 1868663)
+        svd = step.op == "fb_svd_legacy" and (step.params["flag2"] or program.create_graph) \
+            or step.op == "b_svd_prod" or step.op == "b_svdvals" and program.create_graph
         if (svd or step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod")) and theirs.values:
             source = theirs.values[step.inputs[0]]
             if any(w > k for w in _writes_into(program, theirs, step.inputs[0])):
@@ -2511,6 +2512,53 @@ def _scatter_into_overlapping_view(program, mine: Result, theirs: Result) -> boo
         _overlapping_view(program, first[0].inputs[0])
 
 
+# in-place ops computing from the values they overwrite (a repeated update compounds)
+_IN_PLACE_ARITHMETIC = frozenset({
+    "add_", "mul_", "div_", "num_div_", "exp_", "neg_", "sigmoid_", "clamp_", "fb_acosh_",
+    "fb_asinh_", "fb_atanh_", "fb_conj_physical_", "fb_compare_", "fb_logical_", "i_add_scalar_",
+    "i_clamp_", "i_iadd", "i_imul", "i_mul_scalar_", "i_pow_", "i_sub_", "i_tanh_", "ibinop",
+    "iscalar_op", "w_binary_", "w_unary_"})
+
+
+def _arithmetic_into_overlapping_view(program, mine: Result, theirs: Result) -> bool:
+    """An in-place arithmetic op on an as_strided view whose elements overlap: torch's kernel
+    updates element by element, so a location k elements share is updated k times (asinh_
+    applied twice where two share it); gradkit's once (strided_breadth seed 1892547)."""
+    return any(step.op in _IN_PLACE_ARITHMETIC and _overlapping_view(program, step.inputs[0])
+               for step in program.steps)
+
+
+def _made_by(program, slot: int):
+    """The step that made the tensor in ``slot`` (through in-place ops on it), or None."""
+    leaves = len(program.leaves)
+    while slot >= leaves:
+        step = program.steps[slot - leaves]
+        if not (OPS[step.op].inplace or OPS[step.op].same):
+            return step
+        slot = step.inputs[0]
+    return None
+
+
+# losses whose reduced (0-d) result keeps the storage of the kernel's elementwise losses
+_LOSS_BUFFERS = frozenset({"smooth_l1", "soft_margin", "bce"})
+
+
+def _reduced_loss_storage(program, mine: Result, theirs: Result) -> bool:
+    """as_strided (scatter) past the one element of a reduced mse, smooth_l1, soft_margin or
+    bce loss: torch's 0-d result keeps the storage its kernel wrote the elementwise losses
+    to, so the view is in bounds there (reading uninitialized memory; a later backward raises)
+    and out of bounds here, where the result has a storage of its own (breadth seed
+    1865622)."""
+    if mine.error is None or "out of bounds for storage" not in mine.message or \
+            not mine.error[0].startswith("step "):
+        return False
+    step = program.steps[int(mine.error[0].split()[1])]
+    made = _made_by(program, step.inputs[0]) if step.op in _STORAGE_READERS else None
+    return made is not None and made.params.get("reduction") in ("mean", "sum") and (
+        made.op == "b_mse" or made.op == "n_pointwise_loss" and
+        made.params["fn"] in _LOSS_BUFFERS)
+
+
 def _storage_layout_read(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is an as_strided read of inputs that agree: the two libraries
     laid the input out differently in memory (a LAPACK factor, an FFT along a middle dim)."""
@@ -2863,6 +2911,12 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("as_strided reads the storage of a result laid out otherwise than torch's",
           "docs/numerics.md", "`as_strided` reads the storage, not the logical order",
           _storage_layout_read),
+    Known("in-place arithmetic on an overlapping view: torch updates a shared location once "
+          "per element sharing it", "docs/numerics.md", "Arithmetic in place there differs",
+          _arithmetic_into_overlapping_view),
+    Known("as_strided past a reduced loss's element: torch's keeps its elementwise buffer's "
+          "storage", "docs/numerics.md", "the storage of its kernel's elementwise losses",
+          _reduced_loss_storage),
     Known("select/slice/diagonal_scatter of an overlapping view: torch keeps the overlap",
           "docs/numerics.md", "its `clone_preserve_strides`", _scatter_into_overlapping_view),
     Known("the KL divergence between two distributions made from one tensor: terms that "

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from cpu_kernels import assert_lapack_known
 from fuzz.known import diff_program
 from fuzz.programs import RandomDrawer, generate
 from test_found_twentieth import _outcome  # with the signs of zeros
@@ -180,3 +181,22 @@ def test_float32_gradient_through_a_0d_float64_operand_stays_float32(op, create_
                                 create_graph=create_graph)
         return m.cat([g.detach().double().reshape(-1) for g in grads])
     assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+def test_second_derivative_of_a_singular_real_det_divides_by_a_lapack_zero():
+    """det's second derivative at a singular matrix goes through the SVD's backward, which
+    divides by the singular values' differences: of a float32 constant 4 x 4 matrix NumPy's
+    LAPACK leaves two exact zeros (NaN here) where MKL leaves 1e-21 and 4e-36 (finite in
+    torch); the true value is 0 (det's second derivative vanishes at rank n - 3), in float64
+    both come within 1e-20 of it: a documented LAPACK zero (strided_breadth seed 1935499)."""
+    def second(m, dtype):
+        x = m.full((4, 4), 11.02303695678711, dtype=dtype, requires_grad=True)
+        g, = m.autograd.grad(m.linalg.det(x) * 2.0, x, create_graph=True)
+        w = m.tensor(np.arange(16.0).reshape(4, 4) / 7, dtype=dtype)
+        return m.autograd.grad((g * w).sum(), x)[0].detach().numpy()
+    for m in (gradkit, torch):  # (|det''| ~ 1e4 at a generic matrix of these entries)
+        assert np.abs(second(m, m.float64)).max() < 1e-20
+    assert np.isnan(second(gradkit, gradkit.float32)).all()
+    problems, known = diff_program(generate(RandomDrawer(1935499), "strided_breadth"))
+    assert_lapack_known(problems, known, "a derivative infinite at 0 of an entry a LAPACK "
+                                         "routine left 0 on one side only")

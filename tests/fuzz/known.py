@@ -1458,19 +1458,21 @@ def _infinite_slope_at_a_lapack_zero(program, mine: Result, theirs: Result) -> b
             noise = np.abs(ours - torchs) <= 16 * np.finfo(ours.dtype).eps * scale
         if ((noise & ((ours == 0) != (torchs == 0))).any()):
             return True
-    return _complex_det_at_a_singular_value_zero(program, theirs)
+    return _det_at_a_singular_value_zero(program, theirs)
 
 
-def _complex_det_at_a_singular_value_zero(program, theirs: Result) -> bool:
-    """A complex det of a singular matrix under create_graph: its derivative is then the
-    SVD's cofactors, whose backward divides by each singular value, and the smallest is an
-    exact 0 from one LAPACK and rounding noise from the other (complex64 [[a, b], [a, b]]:
-    OpenBLAS's 0, NaN here; MKL's 9e-8, finite in torch; breadth seed 1183277)."""
+def _det_at_a_singular_value_zero(program, theirs: Result) -> bool:
+    """A det of a singular matrix under create_graph: its derivative is then the SVD's
+    cofactors, whose backward divides by each singular value, and the smallest is an exact
+    0 from one LAPACK and rounding noise from the other (complex64 [[a, b], [a, b]]:
+    OpenBLAS's 0, NaN here; MKL's 9e-8, finite in torch; breadth seed 1183277; a real
+    float32 constant 4 x 4 matrix, two exact zeros from OpenBLAS, MKL's 1e-21 and 4e-36:
+    strided_breadth seed 1935499)."""
     if not program.create_graph:
         return False
     for step in program.steps:
         matrix = theirs.values[step.inputs[0]] if step.op == "b_det" else None
-        if matrix is None or matrix.dtype.kind != "c" or not np.isfinite(matrix).all():
+        if matrix is None or matrix.dtype.kind not in "fc" or not np.isfinite(matrix).all():
             continue
         values = np.linalg.svd(_square(np, matrix, step.params["n"]), compute_uv=False)
         if values.size and values.min() <= 64 * np.finfo(matrix.dtype).eps * values.max():

@@ -200,3 +200,18 @@ def test_second_derivative_of_a_singular_real_det_divides_by_a_lapack_zero():
     problems, known = diff_program(generate(RandomDrawer(1935499), "strided_breadth"))
     assert_lapack_known(problems, known, "a derivative infinite at 0 of an entry a LAPACK "
                                          "routine left 0 on one side only")
+
+
+def test_fractional_power_of_lapack_noise_of_another_sign_is_known():
+    """U S V^H of [[0, 0], [a, a]] has an entry 0 in exact arithmetic that both LAPACKs leave
+    as float32 rounding noise, of opposite signs (5e-8 here, -1.7e-7 in torch):
+    float_power(x, -2.5) of it is 1.7e18 here and NaN in torch, and so is the gradient
+    (breadth seed 1951073): a documented difference, neither side computes the 0."""
+    def entry(m):
+        a = m.tensor([[0.0, 0.0], [0.93005449, 0.93005449]])
+        u, s, vh = m.linalg.svd(a)
+        return float((u * s.unsqueeze(-2) @ vh)[0, 1])
+    for m in (gradkit, torch):
+        assert abs(entry(m)) < 1e-6
+    problems, known = diff_program(generate(RandomDrawer(1951073), "breadth"))
+    assert_lapack_known(problems, known, "a step undefined below 0 of LAPACK rounding noise")

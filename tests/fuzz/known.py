@@ -1461,6 +1461,35 @@ def _infinite_slope_at_a_lapack_zero(program, mine: Result, theirs: Result) -> b
     return _det_at_a_singular_value_zero(program, theirs)
 
 
+def _domain_edge_at_lapack_noise(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is NaN on one side only, exactly where an input of its step
+    (elementwise, of its shape) is rounding noise around 0 that a LAPACK routine before it
+    left of one sign here and the other in torch: a step undefined below 0 (a fractional
+    power, sqrt, log) gives NaN of the negative one, and what is computed from it differs
+    (breadth seed 1951073: float_power(x, -2.5) of U S V^H's 0 of [[0, 0], [a, a]] plus 2 I,
+    5e-8 here, -1.7e-7 in torch)."""
+    first = _first_differing_value(program, mine, theirs)
+    if first is None or mine.error or theirs.error:
+        return False
+    step, slot = first
+    k = slot - len(program.leaves)
+    ours, torchs = mine.values[slot], theirs.values[slot]
+    if ours.shape != torchs.shape or ours.dtype.kind not in "fc" or \
+            not any(_runs_lapack(s) for s in program.steps[:k]):
+        return False
+    one_nan = np.isnan(ours) != np.isnan(torchs)
+    for i in step.inputs:
+        a, b = mine.values[i], theirs.values[i]
+        if a.shape != ours.shape or a.dtype.kind != "f" or b.shape != a.shape:
+            continue
+        scale = max(1.0, float(np.nanmax(np.abs(b), initial=0)))
+        noise = (np.signbit(a) != np.signbit(b)) & (a != 0) & (b != 0) & \
+            (np.abs(a - b) <= 64 * np.finfo(a.dtype).eps * scale)
+        if one_nan.any() and (noise | ~one_nan).all():
+            return _only_downstream_of(program, mine, theirs, [slot])
+    return False
+
+
 def _det_at_a_singular_value_zero(program, theirs: Result) -> bool:
     """A det of a singular matrix under create_graph: its derivative is then the SVD's
     cofactors, whose backward divides by each singular value, and the smallest is an exact
@@ -2814,6 +2843,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           _det_gradient_at_a_singular_matrix),
     Known("a derivative infinite at 0 of an entry a LAPACK routine left 0 on one side only",
           "docs/numerics.md", "infinite at 0 (`gammaincc(a, x)`", _infinite_slope_at_a_lapack_zero),
+    Known("a step undefined below 0 of LAPACK rounding noise around 0 of another sign",
+          "docs/numerics.md", "noise of opposite signs around 0", _domain_edge_at_lapack_noise),
     Known("eig's eigenvectors of a repeated eigenvalue: any basis of its eigenspace",
           "docs/numerics.md", "basis of its eigenspace (not an orthogonal one)",
           _eigenvectors_of_a_repeated_eigenvalue),

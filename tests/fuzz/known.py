@@ -1551,7 +1551,10 @@ def _has_repeated_spectrum(program, steps, theirs: Result) -> bool:
         # so does the legacy svd's without them: breadth 1868663)
         svd = step.op == "fb_svd_legacy" and (step.params["flag2"] or program.create_graph) \
             or step.op == "b_svd_prod" or step.op == "b_svdvals" and program.create_graph
-        if (svd or step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod")) and theirs.values:
+        # (eigvalsh's second derivative goes through the eigenvectors: strided_breadth
+        # 1958176, 3 ones(3, 3) + I)
+        eigh = step.op == "b_eigh_prod" or step.op == "b_eigvalsh" and program.create_graph
+        if (svd or eigh or step.op in ("l_eigvals_exp", "l_eig_pairs")) and theirs.values:
             source = theirs.values[step.inputs[0]]
             if any(w > k for w in _writes_into(program, theirs, step.inputs[0])):
                 source = _values_before(program, k)[1]
@@ -1559,7 +1562,7 @@ def _has_repeated_spectrum(program, steps, theirs: Result) -> bool:
             if source is None or not source.size or not np.isfinite(source).all():
                 continue
             # the matrix the draw builds (eigh's: its eigenvectors' gradient divides too)
-            build = _hermitian_pd if step.op == "b_eigh_prod" else _shifted
+            build = _hermitian_pd if eigh else _shifted
             matrix = build(np, source, step.params["n"])
             values = np.sort_complex((np.linalg.svd(matrix, compute_uv=False) if svd else
                                       np.linalg.eigvals(matrix)).ravel())

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from cpu_kernels import assert_lapack_known
 from fuzz.known import diff_program
 from fuzz.programs import RandomDrawer, generate
 from test_found_twentieth import _outcome  # with the signs of zeros
@@ -180,3 +181,54 @@ def test_float32_gradient_through_a_0d_float64_operand_stays_float32(op, create_
                                 create_graph=create_graph)
         return m.cat([g.detach().double().reshape(-1) for g in grads])
     assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+def test_second_derivative_of_a_singular_real_det_divides_by_a_lapack_zero():
+    """det's second derivative at a singular matrix goes through the SVD's backward, which
+    divides by the singular values' differences: of a float32 constant 4 x 4 matrix NumPy's
+    LAPACK leaves two exact zeros (NaN here) where MKL leaves 1e-21 and 4e-36 (finite in
+    torch); the true value is 0 (det's second derivative vanishes at rank n - 3), in float64
+    both come within 1e-20 of it: a documented LAPACK zero (strided_breadth seed 1935499)."""
+    def second(m, dtype):
+        x = m.full((4, 4), 11.02303695678711, dtype=dtype, requires_grad=True)
+        g, = m.autograd.grad(m.linalg.det(x) * 2.0, x, create_graph=True)
+        w = m.tensor(np.arange(16.0).reshape(4, 4) / 7, dtype=dtype)
+        return m.autograd.grad((g * w).sum(), x)[0].detach().numpy()
+    for m in (gradkit, torch):  # (|det''| ~ 1e4 at a generic matrix of these entries)
+        assert np.abs(second(m, m.float64)).max() < 1e-20
+    assert np.isnan(second(gradkit, gradkit.float32)).all()
+    problems, known = diff_program(generate(RandomDrawer(1935499), "strided_breadth"))
+    assert_lapack_known(problems, known, "a derivative infinite at 0 of an entry a LAPACK "
+                                         "routine left 0 on one side only")
+
+
+def test_fractional_power_of_lapack_noise_of_another_sign_is_known():
+    """U S V^H of [[0, 0], [a, a]] has an entry 0 in exact arithmetic that both LAPACKs leave
+    as float32 rounding noise, of opposite signs (5e-8 here, -1.7e-7 in torch):
+    float_power(x, -2.5) of it is 1.7e18 here and NaN in torch, and so is the gradient
+    (breadth seed 1951073): a documented difference, neither side computes the 0."""
+    def entry(m):
+        a = m.tensor([[0.0, 0.0], [0.93005449, 0.93005449]])
+        u, s, vh = m.linalg.svd(a)
+        return float((u * s.unsqueeze(-2) @ vh)[0, 1])
+    for m in (gradkit, torch):
+        assert abs(entry(m)) < 1e-6
+    problems, known = diff_program(generate(RandomDrawer(1951073), "breadth"))
+    assert_lapack_known(problems, known, "a step undefined below 0 of LAPACK rounding noise")
+
+
+def test_second_derivative_of_eigvalsh_at_a_repeated_eigenvalue_is_known():
+    """eigvalsh's second derivative goes through the eigenvectors, whose derivative divides by
+    the eigenvalues' differences: at 3 ones(3, 3) + I (eigenvalue 1 twice) it depends on the
+    basis LAPACK picks of that eigenspace and on its rounding, so the two libraries' are
+    finite and apart (strided_breadth seed 1958176: 604.333 here, 604.347 in torch): the
+    documented repeated-spectrum difference, now for eigvalsh under create_graph too."""
+    def second(m):
+        a = m.tensor(3 * np.ones((3, 3)) + np.eye(3), requires_grad=True)
+        w = m.tensor([0.3, -1.1, 0.7], dtype=m.float64)
+        g, = m.autograd.grad((m.linalg.eigvalsh(a) * w).sum(), a, create_graph=True)
+        return m.autograd.grad((g * m.tensor(np.arange(9.0).reshape(3, 3) / 5)).sum(), a)[0]
+    for m in (gradkit, torch):
+        assert np.isfinite(second(m).numpy()).all()
+    problems, known = diff_program(generate(RandomDrawer(1958176), "strided_breadth"))
+    assert_lapack_known(problems, known, "gradients of eig (eigh, svd) where eigenvalues")

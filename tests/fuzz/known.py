@@ -1458,19 +1458,50 @@ def _infinite_slope_at_a_lapack_zero(program, mine: Result, theirs: Result) -> b
             noise = np.abs(ours - torchs) <= 16 * np.finfo(ours.dtype).eps * scale
         if ((noise & ((ours == 0) != (torchs == 0))).any()):
             return True
-    return _complex_det_at_a_singular_value_zero(program, theirs)
+    return _det_at_a_singular_value_zero(program, theirs)
 
 
-def _complex_det_at_a_singular_value_zero(program, theirs: Result) -> bool:
-    """A complex det of a singular matrix under create_graph: its derivative is then the
-    SVD's cofactors, whose backward divides by each singular value, and the smallest is an
-    exact 0 from one LAPACK and rounding noise from the other (complex64 [[a, b], [a, b]]:
-    OpenBLAS's 0, NaN here; MKL's 9e-8, finite in torch; breadth seed 1183277)."""
+def _domain_edge_at_lapack_noise(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is NaN on one side only, exactly where an input of its step
+    (elementwise, of its shape) is rounding noise around 0 that a LAPACK routine before it
+    left of one sign here and the other in torch: a step undefined below 0 (a fractional
+    power, sqrt, log) gives NaN of the negative one, and what is computed from it differs
+    (breadth seed 1951073: float_power(x, -2.5) of U S V^H's 0 of [[0, 0], [a, a]] plus 2 I,
+    5e-8 here, -1.7e-7 in torch)."""
+    first = _first_differing_value(program, mine, theirs)
+    if first is None or mine.error or theirs.error:
+        return False
+    step, slot = first
+    k = slot - len(program.leaves)
+    ours, torchs = mine.values[slot], theirs.values[slot]
+    if ours.shape != torchs.shape or ours.dtype.kind not in "fc" or \
+            not any(_runs_lapack(s) for s in program.steps[:k]):
+        return False
+    one_nan = np.isnan(ours) != np.isnan(torchs)
+    for i in step.inputs:
+        a, b = mine.values[i], theirs.values[i]
+        if a.shape != ours.shape or a.dtype.kind != "f" or b.shape != a.shape:
+            continue
+        scale = max(1.0, float(np.nanmax(np.abs(b), initial=0)))
+        noise = (np.signbit(a) != np.signbit(b)) & (a != 0) & (b != 0) & \
+            (np.abs(a - b) <= 64 * np.finfo(a.dtype).eps * scale)
+        if one_nan.any() and (noise | ~one_nan).all():
+            return _only_downstream_of(program, mine, theirs, [slot])
+    return False
+
+
+def _det_at_a_singular_value_zero(program, theirs: Result) -> bool:
+    """A det of a singular matrix under create_graph: its derivative is then the SVD's
+    cofactors, whose backward divides by each singular value, and the smallest is an exact
+    0 from one LAPACK and rounding noise from the other (complex64 [[a, b], [a, b]]:
+    OpenBLAS's 0, NaN here; MKL's 9e-8, finite in torch; breadth seed 1183277; a real
+    float32 constant 4 x 4 matrix, two exact zeros from OpenBLAS, MKL's 1e-21 and 4e-36:
+    strided_breadth seed 1935499)."""
     if not program.create_graph:
         return False
     for step in program.steps:
         matrix = theirs.values[step.inputs[0]] if step.op == "b_det" else None
-        if matrix is None or matrix.dtype.kind != "c" or not np.isfinite(matrix).all():
+        if matrix is None or matrix.dtype.kind not in "fc" or not np.isfinite(matrix).all():
             continue
         values = np.linalg.svd(_square(np, matrix, step.params["n"]), compute_uv=False)
         if values.size and values.min() <= 64 * np.finfo(matrix.dtype).eps * values.max():
@@ -1520,7 +1551,10 @@ def _has_repeated_spectrum(program, steps, theirs: Result) -> bool:
         # so does the legacy svd's without them: breadth 1868663)
         svd = step.op == "fb_svd_legacy" and (step.params["flag2"] or program.create_graph) \
             or step.op == "b_svd_prod" or step.op == "b_svdvals" and program.create_graph
-        if (svd or step.op in ("l_eigvals_exp", "l_eig_pairs", "b_eigh_prod")) and theirs.values:
+        # (eigvalsh's second derivative goes through the eigenvectors: strided_breadth
+        # 1958176, 3 ones(3, 3) + I)
+        eigh = step.op == "b_eigh_prod" or step.op == "b_eigvalsh" and program.create_graph
+        if (svd or eigh or step.op in ("l_eigvals_exp", "l_eig_pairs")) and theirs.values:
             source = theirs.values[step.inputs[0]]
             if any(w > k for w in _writes_into(program, theirs, step.inputs[0])):
                 source = _values_before(program, k)[1]
@@ -1528,7 +1562,7 @@ def _has_repeated_spectrum(program, steps, theirs: Result) -> bool:
             if source is None or not source.size or not np.isfinite(source).all():
                 continue
             # the matrix the draw builds (eigh's: its eigenvectors' gradient divides too)
-            build = _hermitian_pd if step.op == "b_eigh_prod" else _shifted
+            build = _hermitian_pd if eigh else _shifted
             matrix = build(np, source, step.params["n"])
             values = np.sort_complex((np.linalg.svd(matrix, compute_uv=False) if svd else
                                       np.linalg.eigvals(matrix)).ravel())
@@ -2812,6 +2846,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           _det_gradient_at_a_singular_matrix),
     Known("a derivative infinite at 0 of an entry a LAPACK routine left 0 on one side only",
           "docs/numerics.md", "infinite at 0 (`gammaincc(a, x)`", _infinite_slope_at_a_lapack_zero),
+    Known("a step undefined below 0 of LAPACK rounding noise around 0 of another sign",
+          "docs/numerics.md", "noise of opposite signs around 0", _domain_edge_at_lapack_noise),
     Known("eig's eigenvectors of a repeated eigenvalue: any basis of its eigenspace",
           "docs/numerics.md", "basis of its eigenspace (not an orthogonal one)",
           _eigenvectors_of_a_repeated_eigenvalue),

@@ -68,13 +68,14 @@ def _sgn_derivative(g, x, out):
 
 
 def _sgn_vjp(g, x, out):
-    """As the jvp; for real x, zeros known to be zero (torch's efficient zero tensor)."""
+    """For real x, zeros known to be zero (torch's efficient zero tensor), which later
+    gradients and tangents pass on as zero; else d(z/|z|) applied to g."""
     grad = _sgn_derivative(g, x, out)
     return marked(grad) if getattr(x, "_data", x).dtype.kind != "c" else grad
 
 
 sgn.defvjp(_sgn_vjp)
-sgn.defjvp(_sgn_derivative)
+sgn.defjvp(_sgn_vjp)
 
 
 def _real_sign(xp, x):

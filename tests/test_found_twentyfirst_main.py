@@ -83,3 +83,23 @@ def test_a_real_sgn_tangent_is_torchs_efficient_zero(program):
         tangent = program(lib, lib.tensor([2.0]), lib.tensor([float("inf")]))
         return (lib.zeros(1) + tangent).tolist()  # (torch's zero tensor has no storage)
     assert str(run(gradkit)) == str(run(torch))
+
+
+@pytest.mark.parametrize("write", [
+    lambda d, x: d.copy_(d), lambda d, x: d.copy_(x * 3), lambda d, x: d[:1].copy_(x[:1]),
+    lambda d, x: d.copy_(x.float() * 3)])
+def test_copy_backward_materializes_the_written_tensors_zeros(write):
+    """torch's CopyBackwards gives the written tensor zeros_like(grad), plain zeros, and src
+    the gradient itself: an efficient zero tensor (abs's second derivative) reaches the
+    written tensor's history as plain zeros, which meet a NaN there (strided seed 360948:
+    v.copy_(v) of v = x * x at a NaN x; gradkit passed a known zero on, giving 0)."""
+    def second_derivatives(lib):
+        x = lib.tensor([float("inf"), 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([0.5, float("nan")], dtype=lib.float64, requires_grad=True)
+        d = (y * x).clone()
+        write(d, x)
+        weights = lib.tensor([0.3, 0.8], dtype=lib.float64)
+        first = lib.autograd.grad((d.abs() * weights).sum(), (x, y), create_graph=True)
+        second = lib.autograd.grad(sum((g * 1.7).sum() for g in first), (x, y))
+        return [(lib.zeros(2, dtype=lib.float64) + g).tolist() for g in second]
+    assert str(second_derivatives(gradkit)) == str(second_derivatives(torch))

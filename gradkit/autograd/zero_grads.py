@@ -45,7 +45,7 @@ PASSES_KNOWN_ZERO = frozenset({
     "AbsBackward0", "AddBackward0", "AddBackward1", "AddcmulBackward0", "AmaxBackward0",
     "AminBackward0",
     "AsinBackward0", "Atan2Backward0", "AtanBackward0", "CatBackward0", "CloneBackward0",
-    "ConjBackward0", "CopyBackwards", "CosBackward0", "CoshBackward0", "DiagEmbedBackward0",
+    "ConjBackward0", "CosBackward0", "CoshBackward0", "DiagEmbedBackward0",
     "DivBackward1", "DotBackward0", "ErfBackward0", "Exp2Backward0",
     "ExpBackward0", "Expm1Backward0", "FmodBackward0", "HypotBackward0", "LerpBackward0",
     "LinalgVectorNormBackward0", "Log1PBackward0", "Log2Backward0", "LogBackward0",
@@ -83,6 +83,9 @@ KNOWN_ZERO_BY_INPUT = {
     "SincBackward0": ("zeros",),          # where(x == 0, 0, g * ...)
     "SubBackward0": ("known", None),      # other's -g (a neg: plain zeros), as rsub's self
     "RsubBackward0": (None, "known"),     # (RsubBackward1, number - x, has only -g)
+    # the written tensor's zeros_like (materialized), src's grad.to(...) (strided 360948:
+    # v.copy_(v) of v = x * x at a NaN x: the plain zeros meet x in MulBackward0, NaN)
+    "CopyBackwards": ("zeros", "known"),
 }
 
 

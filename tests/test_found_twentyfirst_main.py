@@ -103,3 +103,19 @@ def test_copy_backward_materializes_the_written_tensors_zeros(write):
         second = lib.autograd.grad(sum((g * 1.7).sum() for g in first), (x, y))
         return [(lib.zeros(2, dtype=lib.float64) + g).tolist() for g in second]
     assert str(second_derivatives(gradkit)) == str(second_derivatives(torch))
+
+
+@pytest.mark.parametrize("shape", [(2, 1, 1), (2, 3, 2, 1)])
+def test_tangent_of_a_batched_matrix_times_vector_gradient_skips_the_missing_one(shape):
+    """torch folds a batched matrix times a vector into one mv, whose matrix gradient is
+    grad.ger(vec): elementwise products, whose tangent skips the cotangent's missing one.
+    gradkit's was a matrix product, whose tangent counts it as zeros: 0 * NaN spread a NaN of
+    the vector to every element (fwd seed 538602)."""
+    def tangent(lib):
+        a = lib.ones(shape, dtype=lib.float64)
+        w = lib.ones(shape[:-1], dtype=lib.float64) * 0.3
+        grad_a = lib.func.grad(lambda m, v: ((m @ v) * w).sum())
+        return lib.func.jvp(lambda v: grad_a(a, v), (lib.tensor([float("nan")] * shape[-1],
+                                                                 dtype=lib.float64),),
+                            (lib.full((shape[-1],), 0.5, dtype=lib.float64),))[1].tolist()
+    assert str(tangent(gradkit)) == str(tangent(torch))

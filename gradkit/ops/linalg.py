@@ -187,8 +187,9 @@ def _last_two_swapped(a):
 def _matmul_vjp_x(g, x, y, x_shape, y_shape):
     if _plain_matrices(g, y) and len(x_shape) == 2:  # what the general lines compute
         return matmul.forward(np, g, y.T)
-    if len(y_shape) == 1 and len(x_shape) <= 2:  # torch's dot and mv: grad * conj(vec), as
-        # elementwise products (grad.ger(vec.conj()) for mv), not as a product's kernel
+    if len(y_shape) == 1:  # torch's dot and mv (a batched matrix folded into one): grad *
+        # conj(vec), elementwise products (grad.ger(vec.conj()) for mv), not a product's
+        # kernel, whose tangent would count a missing one as zeros (0 * NaN: fwd 538602)
         return _reshape_if_needed(mul(_as_matrix_grad(g, len(x_shape), 1), conj(y)), x_shape)
     g2 = _as_matrix_grad(g, len(x_shape), len(y_shape))
     y2 = y if len(y_shape) > 1 else unsqueeze(y, -1)

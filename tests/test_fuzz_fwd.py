@@ -1123,6 +1123,14 @@ def _write_through_split_keys(m, x):
     return x
 
 
+def test_torch_jacfwd_refusing_a_split_key_write_before_gradkits_later_refusal_is_known():
+    """fwd seed 533225: torch's jacfwd refuses the write through a None-split key at step 1;
+    gradkit's writes it and refuses a later detach_() of the dual: the same Known as 494042,
+    which now allows gradkit a later error."""
+    assert _known_as(533225) == "torch's vmap refuses what its batched tensors cannot do " \
+        "(.item(), detach_())"
+
+
 def test_torch_jacfwd_refuses_a_write_through_advanced_indices_split_by_none():
     """Known difference (docs/func.md, "advanced indices split by `None`"; fwd seed 494042):
     torch's jacfwd vmaps the tangents, so its index_put through a key whose advanced indices a

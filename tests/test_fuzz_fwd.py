@@ -1005,6 +1005,22 @@ def test_vmap_of_a_scalar_sample_promotes_as_a_known_difference():
     assert program(gradkit, False) == program(torch, False) == "float32"
 
 
+def test_vmap_of_a_gram_matrix_is_the_known_zero_sign_of_one_product():
+    """fwd seed 535880: vmap of x @ x.mT for (2, 1) samples: torch's batched product sums
+    each entry into +0.0, gradkit's per-sample product of one term keeps -0.0 (torch's own
+    outside vmap does too): the Known of fwd 499775."""
+    problems, known = diff_program(generate(RandomDrawer(535880), "fwd"))
+    assert problems and known.startswith("the sign of a zero product under vmap")
+
+    def signs(m, mapped: bool):
+        x = m.tensor([[[-0.0], [0.5]], [[1.0], [2.0]]])
+        def gram(sample):
+            return sample @ sample.mT
+        out = m.vmap(gram)(x) if mapped else m.stack([gram(s) for s in x])
+        return np.signbit(out.numpy()).tolist()
+    assert signs(gradkit, True) == signs(gradkit, False) == signs(torch, False)
+
+
 def test_vmap_of_a_matrix_times_vectors_is_a_known_zero_sign():
     """Known (docs/func.md, "runs a matrix times a batch of vectors as one"; fwd seed
     499775): torch's vmap of A @ v is one gemm, whose single product keeps -0.0; gradkit's

@@ -22,7 +22,8 @@ from typing import NamedTuple
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import grad
-from gradkit.autograd.zero_grads import is_known_zero, marked
+from gradkit.autograd.zero_grads import is_known_zero as _is_known_zero
+from gradkit.autograd.zero_grads import marked as _marked
 from gradkit.autograd.function_checks import check_function_tangents as _check_function_tangents
 from gradkit.autograd.function_checks import check_tangent_size as _check_tangent_size
 from gradkit.autograd.function_checks import checked_function_tangents as _checked_tangents
@@ -259,19 +260,19 @@ def _output_tangents(op, args, tangents, params, outputs) -> tuple:
         for rule, t in zip(op.jvps, tangents, strict=False):
             if t is None or rule is None:
                 continue
-            if is_known_zero(t):  # torch's efficient zero tangent: its term is zero, not
+            if _is_known_zero(t):  # torch's efficient zero tangent: its term is zero, not
                 known_zero = True  # zero times the rule's factor (inf * 0 = NaN)
                 continue
             term = rule(t, *saved, **params)
             total = term if total is None else total + term
         if total is None and known_zero:
-            total = marked(_zeros_like(outputs[0]))
+            total = _marked(_zeros_like(outputs[0]))
         return (total,)
     if op.jvp_all is not None:
-        if any(t is not None and is_known_zero(t) for t in tangents):  # (as above)
-            tangents = [None if t is not None and is_known_zero(t) else t for t in tangents]
+        if any(t is not None and _is_known_zero(t) for t in tangents):  # (as above)
+            tangents = [None if t is not None and _is_known_zero(t) else t for t in tangents]
             if op.outputs == 1 and all(t is None for t in tangents):
-                return (marked(_zeros_like(outputs[0])),)
+                return (_marked(_zeros_like(outputs[0])),)
         saved = _saved_values(op, args, outputs)
         out = op.jvp_all(tuple(tangents), *saved, **params)
         return (out,) if op.outputs == 1 else tuple(out)

@@ -111,7 +111,7 @@ def _laid_out_as_torchs(xp, out, x, w):
     """torch's convolution output layout: channels last where the input's or the weight's
     strides suggest it (2-d; 3-d only off float64, where oneDNN runs), else C order (einsum
     leaves the batch dim inside the channels: `conv2d(x, w).view(n, -1)` must work)."""
-    cl = out.ndim == 4 or out.ndim == 5 and np.finfo(out.dtype).dtype != np.float64
+    cl = out.ndim == 4 or out.ndim == 5 and out.dtype.kind in "fc" and out.real.dtype != np.float64
     order = (suggested_order(x) or suggested_order(w)) if cl else None
     if order is None:
         return out if out.flags.c_contiguous else lay_out(xp, out, None)

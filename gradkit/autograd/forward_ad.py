@@ -8,10 +8,9 @@ tensor([2.7183, 0.0000])
 
 While a level is open, op dispatch (ops/_dispatch.py) calls :func:`propagate` for any op with a
 dual input. The output tangent comes from the op's jvp rules (one per input, summed), its
-``jvp_all`` rule, the op itself applied to the tangents for linear ops, and otherwise from the op's
-vjp rules by the double-vjp trick (J t = d/du <J^T u, t>), so every differentiable op works in
-forward mode. The rules run on Tensors, so tangents compose with reverse mode (forward-over-
-reverse gives Hessian-vector products).
+``jvp_all`` rule, the op itself applied to the tangents for linear ops, else its vjp rules by the
+double-vjp trick (J t = d/du <J^T u, t>). The rules run on Tensors: forward-over-reverse works.
+Known-zero tangents (torch's efficient zero tensors, zero_grads.py) add no term.
 """
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ from typing import NamedTuple
 
 from gradkit._tensor import Tensor
 from gradkit.autograd.api import grad
-from gradkit.autograd.zero_grads import is_known_zero as _is_known_zero
-from gradkit.autograd.zero_grads import marked as _marked
+from gradkit.autograd import zero_grads as _zero_grads
 from gradkit.autograd.function_checks import check_function_tangents as _check_function_tangents
 from gradkit.autograd.function_checks import check_tangent_size as _check_tangent_size
 from gradkit.autograd.function_checks import checked_function_tangents as _checked_tangents
@@ -254,25 +252,15 @@ def _output_tangents(op, args, tangents, params, outputs) -> tuple:
     if not op.differentiable:
         return (None,) * len(outputs)
     params = {**op.defaults, **params} if op.defaults else params
+    tangents, only_known_zeros = _zero_grads.without_known_zeros(tangents)  # (their terms are zero)
+    if only_known_zeros and op.outputs == 1:
+        return (_zero_grads.marked(_zeros_like(outputs[0])),)
     if op.outputs == 1 and op.jvps is not None:
         saved = _saved_values(op, args, outputs)
-        total, known_zero = None, False
-        for rule, t in zip(op.jvps, tangents, strict=False):
-            if t is None or rule is None:
-                continue
-            if _is_known_zero(t):  # torch's efficient zero tangent: its term is zero, not
-                known_zero = True  # zero times the rule's factor (inf * 0 = NaN)
-                continue
-            term = rule(t, *saved, **params)
-            total = term if total is None else total + term
-        if total is None and known_zero:
-            total = _marked(_zeros_like(outputs[0]))
-        return (total,)
+        terms = [rule(t, *saved, **params) for rule, t in zip(op.jvps, tangents, strict=False)
+                 if t is not None and rule is not None]
+        return (sum(terms[1:], terms[0]) if terms else None,)
     if op.jvp_all is not None:
-        if any(t is not None and _is_known_zero(t) for t in tangents):  # (as above)
-            tangents = [None if t is not None and _is_known_zero(t) else t for t in tangents]
-            if op.outputs == 1 and all(t is None for t in tangents):
-                return (_marked(_zeros_like(outputs[0])),)
         saved = _saved_values(op, args, outputs)
         out = op.jvp_all(tuple(tangents), *saved, **params)
         return (out,) if op.outputs == 1 else tuple(out)

@@ -123,6 +123,16 @@ def is_known_zero(g) -> bool:
     return type(g) is KnownZero or type(getattr(g, "_data", None)) is KnownZero
 
 
+def without_known_zeros(tangents) -> tuple[list, bool]:
+    """The tangents with the known-zero ones dropped (None: a rule's term of one is zero, not
+    zero times the rule's factor, inf * 0 = NaN), and whether only known zeros were given."""
+    known = [t is not None and is_known_zero(t) for t in tangents]
+    if not any(known):
+        return tangents, False
+    kept = [None if k else t for k, t in zip(known, tangents, strict=True)]
+    return kept, all(t is None for t in kept)
+
+
 def marked(g):
     """``g`` (zeros: an array or a Tensor without history) marked as known zero."""
     data = getattr(g, "_data", g)

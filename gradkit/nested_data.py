@@ -225,9 +225,10 @@ def checked_array(nested, dtype: np.dtype) -> np.ndarray:
     unsigned type (NumPy would raise, or cast a float to garbage). A complex number is
     refused for a real dtype, in the words of torch's unpacking."""
     if np.dtype(dtype).kind not in "iu" or isinstance(nested, np.ndarray):
-        try:  # torch converts a double to half through float
-            return np.array(nested, dtype=np.float32).astype(np.float16) \
-                if np.dtype(dtype) == np.float16 else np.array(nested, dtype=dtype)
+        try:  # torch converts a double to half through float; one too large is inf, silently
+            with np.errstate(over="ignore"):
+                return np.array(nested, dtype=np.float32).astype(np.float16) \
+                    if np.dtype(dtype) == np.float16 else np.array(nested, dtype=dtype)
         except TypeError as error:  # (NumPy's float() of a complex)
             if "not 'complex'" in str(error):
                 raise TypeError("must be real number, not complex") from None

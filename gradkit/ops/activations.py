@@ -115,7 +115,8 @@ def gelu_slope(xp, x, approximate="none"):
         t = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
         slope = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
         return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * slope
-    return 0.5 * (1 + erf_array(xp, x * _INV_SQRT_2)) + x * _INV_SQRT_2PI * xp.exp(-0.5 * x * x)
+    # torch's cdf + x * pdf, pdf = kBeta * exp(-x²/2)
+    return 0.5 * (1 + erf_array(xp, x * _INV_SQRT_2)) + x * (_INV_SQRT_2PI * xp.exp(-0.5 * x * x))
 
 
 def _gelu_second_derivative(x, approximate):
@@ -124,7 +125,9 @@ def _gelu_second_derivative(x, approximate):
         slope = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
         return (1 - t * t) * (slope - x * t * slope * slope
                               + x * (3 * 0.044715 * _SQRT_2_OVER_PI) * x)
-    return _INV_SQRT_2PI * exp(-0.5 * x * x) * (2 - x * x)
+    squared = x * x  # torch's gelu_double_backward: 2 pdf - x² pdf (where pdf is 0: +0)
+    density = _INV_SQRT_2PI * exp(-0.5 * squared)
+    return 2 * density - squared * density
 
 
 gelu_slope.defderivative(_gelu_second_derivative)

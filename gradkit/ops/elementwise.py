@@ -232,7 +232,7 @@ def tan(xp, x):
     return xp.tan(x)
 
 
-tan.defderivative(lambda out: 1 + out * out)
+tan.defderivative(lambda out: 1 + out ** 2)
 
 
 @unary(floating=True, method=True, inplace=True)
@@ -297,7 +297,7 @@ def asinh(xp, x):
     return xp.arcsinh(x)
 
 
-asinh.defderivative(lambda x: rsqrt(x * x + 1))
+asinh.defderivative(lambda x: rsqrt(x ** 2 + 1))  # torch's self.pow(2): 2x may overflow
 
 
 @unary(floating=True, method=True)
@@ -322,7 +322,7 @@ def atanh(xp, x):
 # torch's grad * 1 / (1 - self.pow(2)).conj(): for complex, grad * 1 makes an infinite part's
 # partner NaN (inf * 0) and -0 parts +0; 1 - y is torch's 1 + (-1) y, whose product makes NaN
 # beside an infinite part of y where NumPy's 1 - y keeps the other part
-divided_by(atanh, lambda x: x * x * -1 + 1, times_one=True)
+divided_by(atanh, lambda x: x ** 2 * -1 + 1, times_one=True)
 
 
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("erf_vml_cpu"))
@@ -331,7 +331,7 @@ def erf(xp, x):
     return erf_array(xp, x)
 
 
-erf.defderivative(lambda x: (2 / math.sqrt(math.pi)) * exp(-(x * x)))
+erf.defderivative(lambda x: (2 / math.sqrt(math.pi)) * exp(-(x ** 2)))
 
 
 # NumPy's spellings, as torch's methods (x.arcsin(), x.arcsin_())

@@ -30,7 +30,7 @@ def erfc(xp, x):
     return erfc_array(xp, x)
 
 
-erfc.defderivative(lambda x: -_TWO_OVER_SQRT_PI * exp(-(x * x)))
+erfc.defderivative(lambda x: -_TWO_OVER_SQRT_PI * exp(-(x ** 2)))
 
 
 @unary(floating=True, method=True, inplace=True, complex_error=kernel_error("erfinv_vml_cpu"))
@@ -89,11 +89,14 @@ def sinc(xp, x):
 
 def _sinc_derivative(x):
     """pi x² and (pi x cos(pi x) - sin(pi x)) / (pi x²), in torch's order: the division sees
-    the zero, so a second derivative at 0 is 0 / 0 = NaN, as torch's."""
+    the zero, so a second derivative at 0 is 0 / 0 = NaN, as torch's. torch's compiled
+    sinc_backward makes sin(pi x) before cos(pi x), and so the double backward sums pi x's
+    gradients in that order (near 0 their sum cancels: 0 where the other order leaves -pi²/2)."""
     product = x * math.pi
-    squared = product * x  # torch's M_PI * self * self
+    squared = x * x * math.pi  # torch's self * self * M_PI
+    sine = sin(product)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return squared, (product * cos(product) - sin(product)) / squared
+        return squared, (product * cos(product) - sine) / squared
 
 
 # torch's sinc_backward masks the product with the gradient, not the derivative: a NaN or inf

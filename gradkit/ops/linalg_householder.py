@@ -251,4 +251,5 @@ def _ormqr_product(input, input2, input3, left: bool, transpose: bool) -> Tensor
         reflectors = cat([reflectors, input.new_zeros((*input.shape[:-1], m - k))], -1)
     q = householder_product(reflectors, input2)
     q = mH(q) if transpose else q
-    return matmul(q, input3) if left else matmul(input3, q)
+    # torch's result is LAPACK's, by columns: the transposed product's C order, transposed
+    return matmul(input3.mT, q.mT).mT if left else matmul(q.mT, input3.mT).mT

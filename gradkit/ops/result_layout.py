@@ -87,6 +87,9 @@ def columns_first(xp, a, rows: int = 0):
     *batch, m, n = a.shape
     rows = max(rows, m)
     swapped = xp.swapaxes(a, -1, -2)
+    if a.size == 0 and xp is np:  # (NumPy gives no strides to an empty array: torch's set)
+        strides = _dense_strides(swapped.shape, a.itemsize)
+        return np.lib.stride_tricks.as_strided(a, strides=(*strides[:-2], *strides[:-3:-1]))
     if rows == m and swapped.strides == _dense_strides(swapped.shape, a.itemsize):
         return a
     buffer = xp.zeros((*batch, n, rows), dtype=a.dtype)

@@ -64,8 +64,8 @@ def ndtri(xp, x):
 
 
 # torch: grad * sqrt(2 pi) * exp(ndtri(p)² / 2), in that order
-ndtri.defvjp(lambda g, x, out: g * _SQRT_2PI * exp(out * out / 2))
-ndtri.defjvp(lambda t, x, out: t * _SQRT_2PI * exp(out * out / 2))
+ndtri.defvjp(lambda g, x, out: g * _SQRT_2PI * exp(out ** 2 / 2))
+ndtri.defjvp(lambda t, x, out: t * _SQRT_2PI * exp(out ** 2 / 2))
 
 
 @unary(save=("x", "result"), floating=True, complex_error=kernel_error("log_ndtr_cpu"),
@@ -77,8 +77,8 @@ def log_ndtr(xp, x):
 
 
 # torch: grad / sqrt(2 pi) * exp(-(log_ndtr(x) + x² / 2)), in that order
-log_ndtr.defvjp(lambda g, x, out: g / _SQRT_2PI * exp(neg(out + x * x / 2)))
-log_ndtr.defjvp(lambda t, x, out: t / _SQRT_2PI * exp(neg(out + x * x / 2)))
+log_ndtr.defvjp(lambda g, x, out: g / _SQRT_2PI * exp(neg(out + x ** 2 / 2)))
+log_ndtr.defjvp(lambda t, x, out: t / _SQRT_2PI * exp(neg(out + x ** 2 / 2)))
 
 
 def ndtr(input: Tensor) -> Tensor:  # noqa: A002 - torch's name

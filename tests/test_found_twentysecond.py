@@ -1,0 +1,109 @@
+"""Differences found in the twenty-second session (fuzzer seeds and the scans they led to), each
+program run in gradkit and in torch 2.13 (skipped without torch)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+_EXTREMES = [0.0, -0.0, 0.3, -0.7, 2.5, -40.0, 1e20, -1e20, 3.4028234663852886e38, -3.4e38,
+             1.7e308, math.inf, -math.inf, math.nan, 1e-30, -1e-45]
+
+
+def _bits(array) -> list:
+    """Each value exactly, a NaN as 'nan' and a zero with its sign."""
+    return ["nan" if math.isnan(v) else repr(float(v)) for v in np.asarray(array).ravel()]
+
+
+def _second_derivatives(lib, function, dtype: str, upstream: float) -> tuple:
+    x = lib.tensor(_EXTREMES, dtype=getattr(lib, dtype), requires_grad=True)
+    y = function(lib, x)
+    g, = lib.autograd.grad(y, x, lib.full_like(y, upstream), create_graph=True)
+    gg, = lib.autograd.grad(g, x, lib.full_like(g, 0.5))
+    return _bits(g.detach().numpy()), _bits(gg.numpy())
+
+
+# torch writes these derivatives with self.pow(2) (result.pow(2) for tan), whose backward is
+# grad * (2 * x): 2x overflows to inf for the largest finite x, and a zero gradient times inf
+# is NaN (breadth seed 1960106: asinh of nextafter(inf, y), the largest float32). x * x's
+# backward, grad * x twice, gave 0. gelu's second derivative is 2 pdf - x² pdf (+0 far out).
+_POW_TWO_FORMULAS = {
+    "asinh": lambda lib, x: x.asinh(),
+    "atanh": lambda lib, x: x.atanh(),
+    "erf": lambda lib, x: x.erf(),
+    "erfc": lambda lib, x: x.erfc(),
+    "tan": lambda lib, x: x.tan(),
+    "ndtr": lambda lib, x: lib.special.ndtr(x),
+    "log_ndtr": lambda lib, x: lib.special.log_ndtr(x),
+    "ndtri": lambda lib, x: lib.special.ndtri(x),
+    "gelu": lambda lib, x: lib.nn.functional.gelu(x),
+}
+
+
+@pytest.mark.parametrize("upstream", [1.0, 0.0])
+@pytest.mark.parametrize("name", sorted(_POW_TWO_FORMULAS))
+def test_second_derivatives_at_extremes_are_torchs_float64(name, upstream):
+    """Exact but for the last bits of exp (torch's vectorized one, docs/numerics.md)."""
+    function = _POW_TWO_FORMULAS[name]
+    for ours, theirs in zip(_second_derivatives(gradkit, function, "float64", upstream),
+                            _second_derivatives(torch, function, "float64", upstream)):
+        for a, b in zip(ours, theirs):
+            assert a == b or "nan" not in (a, b) and float(a) != 0 and \
+                math.isclose(float(a), float(b), rel_tol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["asinh", "erf", "erfc", "ndtr", "log_ndtr"])
+def test_the_largest_float32_gives_torchs_nan_second_derivative(name):
+    """float32 transcendentals may differ in the last bit (docs/numerics.md): compared here
+    are the NaNs and zero signs, which is where 2x overflowing made the difference."""
+    function = _POW_TWO_FORMULAS[name]
+    ours, theirs = (_second_derivatives(lib, function, "float32", 0.0)[1]
+                    for lib in (gradkit, torch))
+    assert [v for v in ours if v in ("nan", "0.0", "-0.0")] == \
+        [v for v in theirs if v in ("nan", "0.0", "-0.0")]
+    assert ours[_EXTREMES.index(3.4028234663852886e38)] == "nan"
+
+
+def test_sinc_second_derivative_near_zero_is_torchs():
+    """torch's compiled sinc_backward makes sin(pi x) before cos(pi x), so its double backward
+    sums pi x's three gradients in the order where they cancel near 0: 0 at x = 1e-30, where
+    the other order left -pi²/2. float64 values elsewhere agree too (bar sin/cos's last bit)."""
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.normal(size=100), rng.normal(size=50) * 1e-8, [1e-30, -1e-45]])
+    results = []
+    for lib in (gradkit, torch):
+        x = lib.tensor(values, requires_grad=True)
+        g, = lib.autograd.grad(lib.sinc(x), x, lib.ones_like(x), create_graph=True)
+        gg, = lib.autograd.grad(g, x, lib.full_like(g, 0.5))
+        results.append(gg.numpy())
+    ours, theirs = results
+    assert ours[-2:].tolist() == theirs[-2:].tolist() == [0.0, 0.0]
+    assert (ours == theirs).mean() > 0.97
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 5), (3, 0, 5), (3, 5, 0), (5, 0), (0, 5)])
+@pytest.mark.parametrize("full_matrices", [True, False])
+def test_empty_lapack_results_have_torchs_column_major_strides(shape, full_matrices):
+    """torch's LAPACK results are column-major, empty ones too (their strides count the
+    sizes' zeros as ones); NumPy gives an empty array zero strides, which read as C order."""
+    def strides(lib):
+        a = lib.zeros(shape, dtype=lib.float64)
+        results = [*lib.linalg.svd(a, full_matrices=full_matrices)]
+        eye = lib.eye(shape[-2], dtype=lib.float64).expand(*shape[:-2], -1, -1).contiguous()
+        results.append(lib.linalg.solve_triangular(eye, a, upper=True))
+        return [(tuple(r.shape), r.stride(), r.is_contiguous()) for r in results]
+    assert strides(gradkit) == strides(torch)
+
+
+def test_a_float_too_large_for_the_dtype_is_inf_without_a_warning():
+    """torch rounds 1e39 to float32's inf silently; NumPy's cast warned of the overflow."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = [gradkit.tensor([1e39, -1e308], dtype=d).tolist()
+                for d in (gradkit.float32, gradkit.float16)]
+    assert ours == [torch.tensor([1e39, -1e308], dtype=d).tolist()
+                    for d in (torch.float32, torch.float16)]

@@ -3025,7 +3025,9 @@ def test_matmul_of_two_dtypes_with_an_empty_batch_is_the_documented_difference()
     """Documented (docs/numerics.md, "`matmul` of two dtypes is refused whatever the shapes";
     mixed seed 3197583): torch's batched path gives (3, 1) int32 @ (0, 1, 1) float64 an empty
     float64 result (the seed's program then fails in torch's backward, where gradkit never
-    got); gradkit refuses it as torch refuses the other order, in torch's words."""
+    got: its matrix there is a float one, which torch folds when it requires grad). gradkit
+    computes an integer or bool matrix's product as torch's (such a matrix never requires
+    grad) and refuses a float one's as torch refuses the other order, in torch's words."""
     def program(m, order):
         a = m.ones(3, 1, dtype=m.int32)
         b = m.zeros(0, 3, 1, dtype=m.float64, requires_grad=True).sum(-2, keepdim=True)
@@ -3034,8 +3036,9 @@ def test_matmul_of_two_dtypes_with_an_empty_batch_is_the_documented_difference()
     for m in (torch, gradkit):
         with pytest.raises(RuntimeError, match="the same dtype, but got: double != int$"):
             program(m, lambda a, b: (b, a.mT))
-    with pytest.raises(RuntimeError, match="^expected scalar type Int but found Double$"):
-        program(gradkit, lambda a, b: (a, b))  # (torch's bmm words: the path it computes on)
+    assert program(gradkit, lambda a, b: (a, b)).shape == (0, 3, 1)
+    with pytest.raises(RuntimeError, match="^expected scalar type Float but found Double$"):
+        program(gradkit, lambda a, b: (a.float(), b))  # (bmm's words: the path torch takes)
     problems, known = diff_program(generate(RandomDrawer(3197583)))
     assert known == "matmul of two dtypes with an empty batch: torch computes on one path " \
         "only" or not problems

@@ -111,10 +111,13 @@ def _empty_batched_product(x, y) -> tuple | None:
     batch of ones (torch folds them into mm, which checks, when one requires grad), a bool
     mat2 (torch's autograd refuses a bool result of an input requiring grad) and a floating
     self of a complex mat2 (its backward refuses the complex gradient): the op does not know
-    which input requires grad. An integer or bool self never does (signal seed 337116)."""
-    if x.ndim < 3 or y.ndim < 3 or math.prod(x.shape[:-2]) == 1 or \
-            math.prod(y.shape[:-2]) == 1 or y.dtype.kind == "b" or (
-            y.dtype.kind == "c" and x.dtype.kind in "fV"):
+    which input requires grad. An integer or bool self never does (signal seed 337116), and
+    a matrix times a batch reaches bmm unless the matrix requires grad (strided_breadth seed
+    1981562: a bool matrix times an empty batch)."""
+    matrix_to_bmm = x.ndim == 2 and y.ndim >= 3 and x.dtype.kind in "biu"
+    if not matrix_to_bmm and (x.ndim < 3 or y.ndim < 3 or math.prod(x.shape[:-2]) == 1 or
+                              math.prod(y.shape[:-2]) == 1 or y.dtype.kind == "b" or (
+                                  y.dtype.kind == "c" and x.dtype.kind in "fV")):
         return None
     batch = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     if math.prod(batch) * x.shape[-2] * x.shape[-1] * y.shape[-1]:

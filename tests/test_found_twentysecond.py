@@ -139,3 +139,18 @@ def test_an_integer_matrix_times_an_empty_batch_is_computed_as_torchs(shapes, dt
         grad = lib.autograd.grad(out.sum(), y)[0].tolist() if y.requires_grad else None
         return tuple(out.shape), str(out.dtype).split(".")[-1], out.tolist(), grad
     assert product(gradkit) == product(torch)
+
+
+@pytest.mark.parametrize("shapes", [((5, 3), (5, 5)), ((2, 5, 3), (5, 5)), ((2, 1, 1), (1, 1))])
+def test_triangular_solves_copy_of_a_is_column_major_as_torchs(shapes):
+    """torch.triangular_solve returns A's copy as LAPACK holds it, by columns (broadcast too);
+    gradkit's clone was C order (torch's op table with --all-strides)."""
+    def layout(lib):
+        b = lib.ones(shapes[0], dtype=lib.float64)
+        a = lib.ones(shapes[1], dtype=lib.float64).triu().requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (its deprecation)
+            solution, copy = lib.triangular_solve(b, a)
+        grad, = lib.autograd.grad((copy * copy).sum() + solution.sum(), a)
+        return copy.stride(), copy.is_contiguous(), copy.tolist(), grad.tolist()
+    assert layout(gradkit) == layout(torch)

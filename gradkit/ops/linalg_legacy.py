@@ -14,6 +14,7 @@ from gradkit import return_types
 from gradkit._tensor import Tensor
 from gradkit.creation import zeros
 from gradkit.int_arguments import bool_argument, int_parameters
+from gradkit.memory_format import contiguous_format as _contiguous_format
 from gradkit.number_arguments import number_argument
 from gradkit.ops.linalg_cholesky_solve import check_linear_solve
 from gradkit.ops.linalg_decompositions import qr as linalg_qr, svd as linalg_svd, svdvals
@@ -153,7 +154,10 @@ def triangular_solve(input: Tensor, A: Tensor, upper: bool = True,  # noqa: A002
     batch = check_linear_solve("triangular_solve", input, A, "triangular_solve_cpu")
     solution = triangular_solve_saving_b(input, _transposed(A) if transpose else A,
                                          upper=upper != transpose, unitriangular=unitriangular)
-    return TriangularSolveResult(solution, broadcast_to(A, batch + tuple(A.shape[-2:])).clone())
+    # torch's copy of A is LAPACK's, by columns
+    copy = _transposed(broadcast_to(A, batch + tuple(A.shape[-2:]))).clone(
+        memory_format=_contiguous_format)
+    return TriangularSolveResult(solution, _transposed(copy))
 
 
 def _transposed(a):

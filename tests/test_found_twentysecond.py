@@ -154,3 +154,26 @@ def test_triangular_solves_copy_of_a_is_column_major_as_torchs(shapes):
         grad, = lib.autograd.grad((copy * copy).sum() + solution.sum(), a)
         return copy.stride(), copy.is_contiguous(), copy.tolist(), grad.tolist()
     assert layout(gradkit) == layout(torch)
+
+
+def test_angle_gradient_where_the_squared_modulus_overflows_is_torchs():
+    """torch's angle_backward divides by |z| ** 2; gradkit divided by z conj(z), whose
+    imaginary part is inf - inf = NaN once |z|² overflows (|z| > 1.3e154): the gradient of
+    angle(1e300 + 1e300j) was NaN here, 0 in torch. Second derivatives too, and elsewhere
+    bitwise torch's (one element at a time, torch's scalar kernels)."""
+    rng = np.random.default_rng(0)
+    parts = [(1e300, 1e300), (-1.7e308, 2.5), (3.0, -1.7e308), (0.0, 0.3), (-0.0, -0.0)] + \
+        [tuple(p) for p in rng.normal(size=(40, 2)) * 3]
+    def derivatives(lib):
+        out = []
+        for re, im in parts:
+            x = lib.tensor([re], dtype=lib.float64, requires_grad=True)
+            y = lib.tensor([im], dtype=lib.float64, requires_grad=True)
+            gx, gy = lib.autograd.grad(lib.complex(x, y).angle(), (x, y), lib.ones(1),
+                                       create_graph=True)
+            out.append(_bits([gx.item(), gy.item(),
+                              *(g.item() for g in lib.autograd.grad(gx + gy, (x, y)))]))
+        return out
+    ours = derivatives(gradkit)
+    assert ours == derivatives(torch)
+    assert ours[0][:2] == ["0.0", "0.0"]

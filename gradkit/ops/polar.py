@@ -9,7 +9,7 @@ from gradkit.ops.complex import _is_complex, conj, real
 from gradkit.ops.grad_edges import sum_of_defined
 from gradkit.ops.complex_build import check_parts, complex_, from_parts
 from gradkit.ops.elementwise import cos, sin
-from gradkit.ops.piecewise import sgn, where, zeros_like
+from gradkit.ops.piecewise import abs, sgn, where, zeros_like  # noqa: A004
 
 
 @op(save=("x",), batchable=True, method=True)
@@ -29,7 +29,9 @@ def _angle_backward(g, x):
     as torch's: the second derivative there is NaN, as torch's."""
     if not _is_complex(x):
         return zeros_like(g)  # g's shape: a batched gradient keeps its leading dim
-    return where(x == 0, 0.0, g * x / (x * conj(x)) * 1j)  # torch's order: inf g gives NaN
+    # torch's order (an inf g gives NaN) and |x| ** 2 (x conj(x)'s imaginary part is
+    # inf - inf where |x|² overflows: torch's gradient there is 0)
+    return where(x == 0, 0.0, g * x / abs(x) ** 2 * 1j)
 
 
 angle.defvjp(_angle_backward)

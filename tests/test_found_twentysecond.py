@@ -177,3 +177,19 @@ def test_angle_gradient_where_the_squared_modulus_overflows_is_torchs():
     ours = derivatives(gradkit)
     assert ours == derivatives(torch)
     assert ours[0][:2] == ["0.0", "0.0"]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float64"])
+@pytest.mark.parametrize("steps_and_width", [(1, 2), (0, 1)])
+def test_conv_tbc_with_no_position_meeting_the_input_is_torchs_empty_result(dtype,
+                                                                           steps_and_width):
+    """conv_tbc whose kernel meets no input row returns the bias's empty expansion: torch's
+    even for bool, which has no subtraction (wide seeds 120281, 128217, 128364, 130893,
+    135661 raised here)."""
+    steps, width = steps_and_width
+    def result(lib):
+        kind = getattr(lib, dtype)
+        out = lib.conv_tbc(lib.ones(steps, 1, 1, dtype=kind), lib.ones(width, 1, 2, dtype=kind),
+                           lib.ones(2, dtype=kind), 0)
+        return tuple(out.shape), str(out.dtype).split(".")[-1], out.stride()
+    assert result(gradkit) == result(torch)

@@ -11,6 +11,7 @@ import math
 
 from gradkit.backend import float16, float32
 from gradkit.int_arguments import int_parameters
+from gradkit.memory_format import contiguous_format as _contiguous_format
 from gradkit.ops.arithmetic import add
 from gradkit.ops.conv import (
     _ntuple, batched, check_conv_arguments, check_kernel_dtypes, conv_nd, empty_backend,
@@ -249,6 +250,9 @@ def conv_tbc(input, weight, bias=_REQUIRED, pad: int = 0):  # noqa: A002 - torch
                  if (rows := min(input.shape[0] + pad - k, steps) - first) > 0]
         if not spans:  # torch's gradients of input and weight are then zeros, not None:
             # both stay in the graph by an empty sum (- 0.0 keeps a -0.0), out a fresh tensor
+            # (a bool one has no subtraction and no gradient: a copy)
+            if input.dtype.np.kind == "b":
+                return out.clone(memory_format=_contiguous_format)
             return out - (_sum(input[:0]) + _sum(weight[:0]))
         for k, start, first, rows in spans:
             product = matmul(input[start:start + rows], weight[k])

@@ -193,3 +193,16 @@ def test_conv_tbc_with_no_position_meeting_the_input_is_torchs_empty_result(dtyp
                            lib.ones(2, dtype=kind), 0)
         return tuple(out.shape), str(out.dtype).split(".")[-1], out.stride()
     assert result(gradkit) == result(torch)
+
+
+@pytest.mark.parametrize("values", [[math.inf], [math.inf, 2.0], [2.0, math.inf], [[math.inf]],
+                                    [[1.0, math.inf], [3.0, -2.0]]])
+def test_sgn_tangent_is_an_efficient_zero_for_one_element_only(values):
+    """torch's forward mode makes a real sgn's tangent an efficient zero tensor only for a
+    tensor of one element: jvp(grad((|x| + 0.5) ** 1.5)) at x = inf is 0 for one element
+    (fwd seed 524665) and NaN beside another (fwd seed 595807: gradkit gave 0)."""
+    def tangent(lib):
+        x = lib.tensor(values, dtype=lib.float64)
+        f = lambda x: ((x.abs() + 0.5) ** 1.5 * 0.7).sum()  # noqa: E731
+        return _bits(lib.func.jvp(lib.func.grad(f), (x,), (lib.full_like(x, 0.5),))[1])
+    assert tangent(gradkit) == tangent(torch)

@@ -3158,8 +3158,6 @@ def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
     (1102, "x ** bool tensor (or igamma of a bool) differentiates (torch's backward raises)"),
     (15230, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
     (19320, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
-    (12673, "sinc's second derivative near 0: its derivative's formula cancels, rounding noise "
-            "in both"),
     (22409, "an integer tensor written with a value that requires grad does not require grad"),
     (28577, "the sign of a matrix product's or convolution's zero sum of products"),
     (33822, "the sign of a matrix product's or convolution's zero sum of products"),
@@ -3170,8 +3168,8 @@ def test_wide_class_torch_backward_refusals_are_known(seed, known_as):
     """torch has no derivative of segment_reduce's backward (gradkit's is composed of narrow
     and the reductions), and its igamma/igammac backward computes ``self - 1`` of a bool
     ``self``, which it refuses; gradkit differentiates both (wide seeds 876, 1102). The
-    ldl_factor_ex of a non-finite matrix has other pivots and info (sytf2, not MKL's sytrf),
-    and sinc's second derivative near 0 is rounding noise in both. A bool tensor torch marks
+    ldl_factor_ex of a non-finite matrix has other pivots and info (sytf2, not MKL's sytrf).
+    A bool tensor torch marks
     as requiring grad (greater_ of a value requiring grad) makes bincount's weights require
     grad, whose backward torch has not. conv_tbc's sum of zero products has the sign its
     BLAS accumulator starts from (addmv_'s too, written into a leaf). torch's double backward

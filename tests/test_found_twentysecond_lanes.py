@@ -96,3 +96,20 @@ def test_erfinv_of_a_float32_tanh_near_one_is_a_known_amplified_ulp():
     wrong = mine._replace(values=[v * np.float32(1.01) if i == out else v
                                   for i, v in enumerate(mine.values)])
     assert compare(wrong, theirs) and known_difference(program, wrong, theirs) is None
+
+
+@pytest.mark.parametrize("a_shape, other_shape, left", [
+    ((0, 0), (0, 2), True), ((3, 0), (3, 2), True), ((3, 2), (3, 0), True),
+    ((3, 2), (0, 3), False)])
+def test_ormqr_of_empty_factors_is_torchs_layout_and_gradients(a_shape, other_shape, left):
+    """Without reflectors (tau empty) torch's ormqr gives input and tau no gradient (None,
+    an empty one here before); an empty result has torch's strides (by columns)."""
+    def call(m):
+        rng = np.random.default_rng(0)
+        a, tau = m.geqrf(m.tensor(rng.standard_normal(a_shape)))
+        a, tau = a.detach().requires_grad_(), tau.detach().requires_grad_()
+        other = m.tensor(rng.standard_normal(other_shape), requires_grad=True)
+        out = m.ormqr(a, tau, other, left, True)
+        grads = m.autograd.grad(out.sum(), (a, tau, other), allow_unused=True)
+        return out.stride(), [None if g is None else g.tolist() for g in grads]
+    assert call(gradkit) == call(torch)

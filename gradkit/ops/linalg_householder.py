@@ -287,8 +287,8 @@ def _reflected_vjp(g, a, tau, c, needs, left, transpose):
     g_c = _reflected(a, tau, g, left=left, transpose=not transpose) if needs[2] else None
     if not (needs[0] or needs[1]):
         return None, None, g_c
-    if tau.shape[-1] == 0:  # Q is I whatever a is
-        return zeros_like(a), zeros_like(tau), g_c
+    if tau.shape[-1] == 0:  # Q is I whatever a is: no gradient (None), as torch's
+        return None, None, g_c
     q, reflectors = _q_and_reflectors(a, tau)
     g_op = matmul(g, mH(c)) if left else matmul(mH(c), g)
     g_reflectors, g_tau = _householder_vjp(mH(g_op) if transpose else g_op, reflectors, tau, q)

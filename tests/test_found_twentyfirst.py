@@ -42,8 +42,6 @@ def test_segment_reduce_max_min_fold_from_initial_and_give_others_zero(data, ini
     (57992, "wide", "a step that turns a rounding difference of its input into another number"),
     (354233, "strided", "the negation of a complex zero: +0.0 in torch's full vectors, -0.0 in "
                         "its tail"),
-    (1773947, "strided_breadth", "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, "
-                                 "not MKL's"),
     (1892547, "strided_breadth", "in-place arithmetic on an overlapping view: torch updates a "
                                  "shared location once per element sharing it"),
     (1868663, "breadth", "gradients of eig (eigh, svd) where eigenvalues (singular values) "
@@ -54,10 +52,9 @@ def test_documented_differences_are_known(seed, cls, known_as):
     """gammainc(a, x) at a = x = 0 is NaN, at 4e-18 (an inverse FFT's zero bin, exactly 0 in
     torch's) 1; the cosine similarity of a float32 1 - cos that is 0 here and 6e-8 in torch
     (gammainc's ulps apart before it) is 0 or 1. torch's vectorized complex negation is
-    0 - z, +0.0 of a zero, but in its scalar tail. gradkit's ormqr multiplies by the Q it
-    forms: NaN of an infinite right-hand side (LAPACK's skips a reflector whose tau is 0),
-    which its lstsq backward refuses. asinh_ of an as_strided view whose elements overlap:
-    torch's kernel applies it once per element, twice to a location two elements share. The
+    0 - z, +0.0 of a zero, but in its scalar tail. asinh_ of an as_strided view whose
+    elements overlap: torch's kernel applies it once per element, twice to a location two
+    elements share. The
     legacy svd's singular values of a tiled matrix (2.0 twice): their second derivative
     divides by the difference, NaN here, rounding noise's quotient in torch. torch's reduced
     smooth_l1_loss keeps its elementwise losses' storage: as_strided_scatter past its element

@@ -233,23 +233,84 @@ def _check_ormqr(a, tau, other, left: bool) -> None:
 def ormqr(input: Tensor, input2: Tensor, input3: Tensor, left: bool = True,  # noqa: A002
           transpose: bool = False) -> Tensor:
     """op(Q) input3 (``left=False``: input3 op(Q)) for the m x m Q = H_1 ... H_k of geqrf's
-    (input, input2), op(Q) = Q^H with ``transpose``: the full Q from householder_product of the
-    reflectors padded to m columns, so the gradient is that product's."""
+    (input, input2), op(Q) = Q^H with ``transpose``: the reflectors applied one after another
+    as LAPACK's ormqr applies them; the gradient is torch's ormqr_backward."""
     _check_ormqr(input, input2, input3, left)
     # one node, as torch's OrmqrBackward0: it saves all three inputs and the result, so a
     # write into any of them before backward is refused
-    return one_node("OrmqrBackward0", partial(_ormqr_product, left=left, transpose=transpose),
+    return one_node("OrmqrBackward0", partial(_reflected, left=left, transpose=transpose),
                     (input, input2, input3), {"self": 0, "input2": 1, "input3": 2,
                                               "result": "result"},
                     {"left": left, "transpose": transpose})
 
 
-def _ormqr_product(input, input2, input3, left: bool, transpose: bool) -> Tensor:
-    m, k = input.shape[-2], input2.shape[-1]
-    reflectors = input[..., :k]
-    if k < m:  # zero columns, without a graph (input may have no column to take them from)
-        reflectors = cat([reflectors, input.new_zeros((*input.shape[:-1], m - k))], -1)
-    q = householder_product(reflectors, input2)
-    q = mH(q) if transpose else q
-    # torch's result is LAPACK's, by columns: the transposed product's C order, transposed
-    return matmul(input3.mT, q.mT).mT if left else matmul(q.mT, input3.mT).mT
+@op(save=("a", "tau", "c"))
+@by_columns()  # torch's result is LAPACK's, by columns
+def _reflected(xp, a, tau, c, *, left=True, transpose=False):
+    """op(Q) c (``left``) or c op(Q), one reflector H_i = I - tau_i v_i v_i^H after another
+    as torch's LAPACK applies them: H_i to the rows (columns) from i on only, and not at all
+    where tau_i is 0, so an inf or NaN of c stays out of the rows (columns) it does not reach
+    (a product with the Q formed spreads it: 0 * inf, strided_breadth seeds 1773947,
+    1960590); within them it spreads as these products spread it (MKL's float32 kernel at
+    times otherwise)."""
+    m, k = a.shape[-2], tau.shape[-1]
+    vectors = xp.tril(a[..., :k], -1) + xp.eye(m, k, dtype=a.dtype)
+    rows = xp.arange(m)[:, None] if left else xp.arange(m)[None, :]
+    out = c.copy()
+    order = range(k) if left == transpose else reversed(range(k))  # H_k first for Q c
+    for i in order:
+        v = vectors[..., :, i:i + 1] if left else xp.swapaxes(vectors[..., :, i:i + 1], -1, -2)
+        t = tau[..., i, None, None]
+        t = xp.conj(t) if transpose else t
+        live = (rows >= i) & (t != 0)
+        with np.errstate(invalid="ignore"):  # (0 * inf where not live: not used)
+            if left:   # H c = c - tau v (v^H c)
+                w = xp.sum(xp.where(live, xp.conj(v) * out, 0), -2, keepdims=True)
+                out = xp.where(live, out - t * v * w, out)
+            else:      # c H = c - tau (c v) v^H
+                w = xp.sum(xp.where(live, out * v, 0), -1, keepdims=True)
+                out = xp.where(live, out - t * w * xp.conj(v), out)
+    return out
+
+
+def _q_and_reflectors(a, tau):
+    """Q (m x m) from householder_product of the reflectors padded to m columns with zeros
+    (a has a column when tau has an entry), and those padded reflectors."""
+    m, k = a.shape[-2], tau.shape[-1]
+    reflectors = cat([a[..., :k]] + [zeros_like(a[..., :1])] * (m - k), -1)
+    return householder_product(reflectors, tau), reflectors
+
+
+def _reflected_vjp(g, a, tau, c, needs, left, transpose):
+    """torch's ormqr_backward: other's gradient is ormqr with the other transpose; input's
+    and tau's are householder_product's of Q's gradient (g c^H for Q c)."""
+    g_c = _reflected(a, tau, g, left=left, transpose=not transpose) if needs[2] else None
+    if not (needs[0] or needs[1]):
+        return None, None, g_c
+    if tau.shape[-1] == 0:  # Q is I whatever a is: no gradient (None), as torch's
+        return None, None, g_c
+    q, reflectors = _q_and_reflectors(a, tau)
+    g_op = matmul(g, mH(c)) if left else matmul(mH(c), g)
+    g_reflectors, g_tau = _householder_vjp(mH(g_op) if transpose else g_op, reflectors, tau, q)
+    k = tau.shape[-1]
+    g_a = cat([g_reflectors[..., :k], zeros_like(a[..., k:])], -1)
+    return g_a, g_tau, g_c
+
+
+def _reflected_jvp(tangents, a, tau, c, left, transpose):
+    """op(dQ) c + op(Q) dc, dQ householder_product's tangent."""
+    t_a, t_tau, t_c = tangents
+    out = None if t_c is None else _reflected(a, tau, t_c, left=left, transpose=transpose)
+    if (t_a is None and t_tau is None) or tau.shape[-1] == 0:
+        return c * 0.0 if out is None else out
+    q, reflectors = _q_and_reflectors(a, tau)
+    d_reflectors = None if t_a is None else _q_and_reflectors(t_a, tau)[1]
+    d_q = _householder_jvp((d_reflectors, t_tau), reflectors, tau, q)
+    d_q = mH(d_q) if transpose else d_q
+    term = matmul(d_q, c) if left else matmul(c, d_q)
+    return term if out is None else out + term
+
+
+_reflected.defvjp_all(_reflected_vjp, needs=True)
+_reflected.defjvp_all(_reflected_jvp)
+_reflected.name, _reflected.profiler_name = "ormqr", "gradkit::ormqr"

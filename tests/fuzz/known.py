@@ -865,6 +865,7 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or _gamma_near_a_pole(step, mine) \
             or _incomplete_gamma_at_zero(step, mine, theirs) \
             or _cosine_of_noise(step, mine) \
+            or _erfinv_of_a_tanh_ulp(step, mine, leaves + k) \
             or (step.op == "b_vector_norm" and step.params.get("ord") == 0) \
             or step.op in ("b_nonzero", "b_count_nonzero") \
             or _floors_a_quotient(step) \
@@ -949,6 +950,24 @@ def _cosine_of_noise(step, mine: Result) -> bool:
     eps, 1 above: wide seed 57992)."""
     return step.op == "n_cosine_similarity" and any(
         np.abs(mine.values[k]).max(initial=0) < 1e-6 for k in step.inputs)
+
+
+def _erfinv_of_a_tanh_ulp(step, mine: Result, out: int) -> bool:
+    """erfinv(tanh(x)) with a tanh within 1e-4 of 1 (or -1), where erfinv's slope (1e5 at 1 -
+    1e-6) magnifies the last bit of NumPy's float32 tanh, an ulp from torch's on a third of
+    inputs (docs/numerics.md), past float32's tolerance; torch's erfinv of gradkit's tanh is
+    gradkit's value (breadth seed 1995409: 3.5172 here, 3.5053 in torch, 3.5096 in float64)."""
+    if step.op != "e_special_unary" or step.params.get("fn") != "erfinv":
+        return False
+    import torch
+    x = mine.values[step.inputs[0]]
+    if x.dtype.kind != "f" or out >= len(mine.values):
+        return False
+    with np.errstate(invalid="ignore"):
+        t = np.tanh(x)
+        near_one = bool((np.abs(t) > 1 - 1e-4).any())
+    return near_one and np.array_equal(torch.erfinv(torch.from_numpy(np.array(t))).numpy(),
+                                       mine.values[out], equal_nan=True)
 
 
 _GAMMA_STEPS = frozenset([("e2_gamma_unary", fn) for fn in (
@@ -1321,17 +1340,22 @@ def _with_truth(program, mine: Result, theirs: Result, problems: list) -> list |
 
 
 def _noise_in_torch_too(program, mine: Result, theirs: Result, problems: list) -> bool:
-    """Each problem's torch value is farther from torch's double-precision run of the program
-    than the comparison allows, and gradkit's is no farther than a few times that."""
+    """A problem's torch value is farther from torch's double-precision run of the program
+    than the comparison allows, and each problem's gradkit value is no farther from it than
+    a few times torch's, element by element (a part of such a value, torch's row of a noisy
+    float32 pinv, may be within the tolerance on each side and not of the other:
+    strided_breadth seed 1963357)."""
     triples = _with_truth(program, mine, theirs, problems)
     if triples is None:
         return False
+    noisy = False
     for (gradkits, torchs, truth), problem in zip(triples, problems):
         if torchs is None or gradkits is None or truth is None or \
                 truth.dtype.kind not in "fc" or gradkits.shape != truth.shape or \
-                not np.array_equal(np.isnan(gradkits), np.isnan(torchs)) or _diff(
-                problem, torchs.astype(truth.dtype), truth, single_inputs=True) is None:
+                not np.array_equal(np.isnan(gradkits), np.isnan(torchs)):
             return False
+        noisy = noisy or _diff(problem, torchs.astype(truth.dtype), truth,
+                               single_inputs=True) is not None
         # gradkit's noise is no larger than a few times torch's, element by element (a wrong
         # number would be, and so would a difference where torch's agrees with the truth)
         with np.errstate(invalid="ignore"):
@@ -1339,7 +1363,7 @@ def _noise_in_torch_too(program, mine: Result, theirs: Result, problems: list) -
             off = np.abs(gradkits.astype(truth.dtype) - truth)
             if not np.all((off <= 4 * noise) | (gradkits == torchs) | np.isnan(off)):
                 return False
-    return True
+    return noisy
 
 
 def _problem_slot(problem: str) -> tuple[str, int]:

@@ -215,3 +215,21 @@ def test_sinc_second_derivative_seed_now_agrees():
     from fuzz.known import diff_program
     from fuzz.programs import RandomDrawer, generate
     assert diff_program(generate(RandomDrawer(12673), "wide")) == ([], None)
+
+
+@pytest.mark.parametrize("transform", ["hessian", "jvp_of_grad"])
+def test_a_saved_output_detached_in_place_under_forward_over_reverse_is_torchs(transform):
+    """amax saves its result; a view of it, then its ``detach_()``, then forward-over-reverse
+    (fwd seed 595048): torch's saved output keeps its node and the tangent it had when saved,
+    gradkit's held the output itself and refused it as a detached saved input."""
+    def derivative(lib):
+        def f(x):
+            top = lib.amax(x.exp(), dim=0, keepdim=True)
+            view = top.squeeze()
+            top.detach_()
+            return (x * 0.3).sum() + (view * 0.7).sum()
+        x = lib.tensor([1.0, 3.0, 2.0], dtype=lib.float64)
+        if transform == "hessian":
+            return lib.func.hessian(f)(x).tolist()
+        return lib.func.jvp(lib.func.grad(f), (x,), (lib.ones_like(x),))[1].tolist()
+    assert derivative(gradkit) == derivative(torch)

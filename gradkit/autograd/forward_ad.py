@@ -236,16 +236,15 @@ def _attach(outputs, out_tangents, input_tangents=()) -> None:
 
 
 def _keep_saved_outputs_dual(out) -> None:
-    """An output saved by its own node is rebuilt from its array in backward, which would
-    drop the tangent (and break forward-over-reverse): let the saved entry hold the tensor."""
+    """An output saved by its own node is rebuilt from its array in backward, dropping its
+    tangent: the entry holds an alias with it, as torch's keeps the saved forward grad (so a
+    later ``detach_()`` of the output drops neither node nor tangent: fwd seed 595048)."""
     node = out.grad_fn
-    saved = getattr(node, "saved", None)
-    if not saved:
-        return
-    for s in saved:
+    for s in getattr(node, "saved", None) or ():
         if type(s) is SavedTensor and s.output_nr == out._output_nr and s.tensor is None \
                 and s.unpack_hook is None and s.data is out._data:
-            s.tensor = out
+            s.tensor = Tensor._make(out._data, node, out._output_nr, out._vc)
+            s.tensor._fw = out._fw
 
 
 def _output_tangents(op, args, tangents, params, outputs) -> tuple:

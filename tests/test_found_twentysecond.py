@@ -233,3 +233,34 @@ def test_a_saved_output_detached_in_place_under_forward_over_reverse_is_torchs(t
             return lib.func.hessian(f)(x).tolist()
         return lib.func.jvp(lib.func.grad(f), (x,), (lib.ones_like(x),))[1].tolist()
     assert derivative(gradkit) == derivative(torch)
+
+
+_MATRICES = {"C": lambda lib, n, k, c: lib.ones(n, k, dtype=c),
+             "F": lambda lib, n, k, c: lib.ones(k, n, dtype=c).t(),
+             "rows stepped": lambda lib, n, k, c: lib.ones(n, 2 * k, dtype=c)[:, ::2],
+             "columns stepped": lambda lib, n, k, c: lib.ones(2 * k, n, dtype=c)[::2].t()}
+
+
+@pytest.mark.parametrize("layout", sorted(_MATRICES))
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_addmv_multiplies_by_beta_one_where_torchs_kernel_does(layout, dtype):
+    """torch's complex addmv makes beta * input even at beta = 1 (1 + 0j times -inf + 0j is
+    -inf + NaN j) where its kernel does: nothing summed (result.mul_(beta)), or a gemv of a
+    matrix read by rows (by columns, or one C-ordered product, it adds); wide seed 149593."""
+    def nan_pattern(lib):
+        kind = getattr(lib, dtype)
+        return [[lib.addmv(lib.full((n,), complex(-math.inf, 0.0), dtype=kind),
+                           _MATRICES[layout](lib, n, k, kind), lib.ones(k, dtype=kind))[0]
+                 .isnan().item() for k in range(4)] for n in (1, 2, 3)]
+    assert nan_pattern(gradkit) == nan_pattern(torch)
+
+
+def test_an_empty_complex_product_multiplies_the_input_by_beta_one():
+    """addmm/baddbmm/addbmm of nothing summed: torch's result.mul_(beta), -inf + NaN j."""
+    def results(lib):
+        c, x = lib.complex128, lib.full((2, 1), complex(-math.inf, 0.0), dtype=lib.complex128)
+        return _bits([r.reshape(-1)[0].imag.item() for r in (
+            lib.addmm(x, lib.ones(2, 0, dtype=c), lib.ones(0, 1, dtype=c)),
+            lib.baddbmm(x[None], lib.ones(1, 2, 0, dtype=c), lib.ones(1, 0, 1, dtype=c)),
+            lib.addbmm(x, lib.ones(0, 2, 3, dtype=c), lib.ones(0, 3, 1, dtype=c)))])
+    assert results(gradkit) == results(torch) == ["nan"] * 3

@@ -44,12 +44,13 @@ def _ndim(array, ndim: int, message: str) -> None:
         raise RuntimeError(message.format(array.ndim))
 
 
-def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
+def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool, by_one: bool = False):
     """beta * x + alpha * product in the product's dtype; beta == 0 ignores x (its NaN and
     inf too), as torch; an integer result truncates float scalars, a real one refuses complex.
     An ``empty`` product (nothing summed) is skipped, and so is the product at alpha == 0 in
     BLAS kernels (all but baddbmm's and complex addmv's): its NaN stays out, -alpha * 0 gives
-    no -0.0."""
+    no -0.0. A complex x is multiplied even by beta == 1 (an inf part makes its partner NaN)
+    where torch's kernel does: ``empty`` (its result.mul_(beta)) or ``by_one``."""
     dtype = product.dtype
     if dtype.kind == "b":
         if product.size and not empty:
@@ -68,7 +69,8 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool):
         _check_scalar_fits(beta, dtype)
     if dtype.kind in "iu":
         beta, alpha = int(beta), int(alpha)
-    scaled_x = x if beta == 1 else x * as_dtype(xp, beta, dtype)
+    by_one = (empty or by_one) and dtype.kind == "c"
+    scaled_x = x if beta == 1 and not by_one else x * as_dtype(xp, beta, dtype)
     # (torch's complex gemv multiplies by a zero alpha: inf or NaN in M v gives NaN, seed 81291)
     skips = kernel != "baddbmm_cpu" and not (kernel == "addmv_impl_cpu" and dtype.kind == "c")
     if empty or (alpha == 0 and skips):
@@ -111,7 +113,13 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=rules.input_vjp):
         if name == "baddbmm" and alpha == 1 and a.dtype.kind == "c" and small_bmm(a, b) and \
                 not all_finite(xp, a, b):  # torch's own loop multiplies by alpha = 1 + 0j
             out = times_one(xp, out)
-        return _scaled_sum(xp, x, out, beta, alpha, _KERNELS[name], empty)
+        # torch's complex gemv of a matrix it reads by rows (not by columns) makes each
+        # element beta * y + alpha * sum, beta = 1 + 0j included (by columns: y += ...); one
+        # product per element of a C-ordered matrix is added as it is (torch 2.13, MKL)
+        by_one = name == "addmv" and a.shape[1] and not (
+            a.strides[0] == a.itemsize and a.strides[1] >= max(1, a.shape[0]) * a.itemsize
+        ) and (a.shape[1] >= 2 or a.strides[1] != a.itemsize)
+        return _scaled_sum(xp, x, out, beta, alpha, _KERNELS[name], empty, by_one)
     forward.__doc__ = f"beta * input + alpha * {_FORMULAS[name]} (torch.{name})."
     # each factor's rule reads the other factor and its own dtype only, so a factor is saved
     # only when the other needs a gradient, as torch's (writing it in place afterwards is then

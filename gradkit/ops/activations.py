@@ -202,19 +202,30 @@ def elu_values(xp, x, alpha, scale, input_scale):
     return xp.where(x >= 0, positive, negative).astype(x.dtype, copy=False)
 
 
-@op(save="x", batchable=True)
-def elu_slope(xp, x, alpha=1.0, scale=1.0, input_scale=1.0):
-    """d elu / dx as torch's elu_backward: alpha * scale * input_scale * exp(input_scale x)
-    where x <= 0 (0 included), scale elsewhere (NaN too); exp never sees x > 0. An op of its
-    own: its derivative is torch's elu_double_backward, whose x < 0 mask multiplies (a NaN
-    gradient stays NaN where a selection would drop it)."""
-    negative = (alpha * scale * input_scale) * xp.exp(xp.where(x < 0, x, 0) * input_scale)
-    return xp.where(x <= 0, negative, scale).astype(x.dtype, copy=False)
+@op(save=("grad", "x"), batchable=True)
+@half_in_float
+def elu_backward(xp, grad, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """torch's elu_backward: grad * input_scale * (alpha * scale) * exp(input_scale x) where
+    x <= 0, in that order, the coefficients in x's dtype (the last bit, and an overflow, as
+    torch's); grad * scale elsewhere (NaN too, as its scalar kernel); exp never sees x > 0."""
+    kind = x.dtype.type
+    factor = kind(input_scale)
+    negative = grad * factor * (kind(alpha) * kind(scale)) * xp.exp(xp.where(x < 0, x, 0) * factor)
+    return xp.where(x <= 0, negative, grad * kind(scale)).astype(x.dtype, copy=False)
 
 
-elu_slope.defderivative(lambda x, alpha, scale, input_scale:
-                        elu_slope(x, alpha, scale, input_scale) * input_scale * (x < 0))
-elu.defderivative(lambda x, alpha, scale, input_scale: elu_slope(x, alpha, scale, input_scale))
+def _elu_double_backward(g, grad, x, alpha, scale, input_scale):
+    """torch's elu_double_backward: elu_backward(g grad input_scale) masked by x < 0 (a
+    product: a NaN stays NaN where a selection would drop it)."""
+    return elu_backward(g * grad * input_scale, x, alpha, scale, input_scale) * (x < 0)
+
+
+elu_backward.defvjp(lambda g, grad, x, alpha, scale, input_scale: elu_backward(
+    g, x, alpha, scale, input_scale), _elu_double_backward)
+elu_backward.defjvp(lambda t, grad, x, alpha, scale, input_scale: elu_backward(
+    t, x, alpha, scale, input_scale), _elu_double_backward)
+elu.defvjp(elu_backward)
+elu.defjvp(elu_backward)
 elu.numbers = numbers_reader("elu", alpha=(2, "input"), scale=(3, "input"),
                              input_scale=(4, "input"))
 

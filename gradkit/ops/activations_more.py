@@ -16,7 +16,7 @@ import numpy as np
 from gradkit.number_arguments import number_argument, numbers_reader, scalar_for
 from gradkit.ops._op import op
 from gradkit.ops.activations import (
-    elu, elu_slope, elu_values, leaky_relu, positive_factor, sigmoid)
+    elu, elu_backward, elu_values, leaky_relu, positive_factor, sigmoid)
 from gradkit.ops.conversion import fitted
 from gradkit.ops.elementwise import exp, log1p, tanh
 from gradkit.ops.grad_edges import (
@@ -43,21 +43,33 @@ def _celu(xp, x, alpha=1.0):
     return elu_values(xp, x, alpha, 1.0, 1.0 / alpha)
 
 
-_celu.defderivative(lambda x, alpha: elu_slope(x, alpha, 1.0, 1.0 / alpha))
+def _celu_backward(g, x, alpha):
+    """torch's CeluBackward0: elu_backward with input_scale 1.0 / alpha.toFloat(), the
+    reciprocal of alpha rounded to single precision (its forward's is alpha's own)."""
+    return elu_backward(g, x, alpha, 1.0, _single_reciprocal(alpha))
+
+
+def _single_reciprocal(alpha) -> float:
+    return 1.0 / float(np.float32(alpha))
+
+
+_celu.defvjp(_celu_backward)
+_celu.defjvp(_celu_backward)
 
 
 def _elu_from_result(g, result, alpha=1.0, scale=1.0, input_scale=1.0):
     """torch's elu_backward from the result: input_scale (result + alpha scale) where
     result <= 0 (its derivative 0 at 0, as torch's result < 0 mask), scale elsewhere."""
-    negative = input_scale * (where(result < 0, result, 0.0) + alpha * scale)
-    return g * where(result <= 0, negative, scale)
+    negative = g * input_scale * (where(result < 0, result, 0.0) + alpha * scale)
+    return where(result <= 0, negative, g * scale)  # (torch's order: grad times each)
 
 
 _ELU_SLOPE = negative_slope_refusal("elu", "alpha")
 elu_in_place = in_place_variant(elu, "EluBackward1", "result", (_elu_from_result,), _ELU_SLOPE)
 _celu_in_place = in_place_variant(
     _celu, "CeluBackward1", "result",
-    (lambda g, result, alpha: _elu_from_result(g, result, alpha, 1.0, 1.0 / alpha),), _ELU_SLOPE)
+    (lambda g, result, alpha: _elu_from_result(g, result, alpha, 1.0, _single_reciprocal(alpha)),),
+    _ELU_SLOPE)
 leaky_relu_in_place = in_place_variant(
     leaky_relu, "LeakyReluBackward1", "result",
     (lambda g, result, negative_slope: gradient_edge(

@@ -294,3 +294,21 @@ def test_elu_family_gradients_are_torchs_kernel_bitwise(name, params):
     pairs = [(float(a), float(b)) for row, other in zip(ours, theirs) for a, b in zip(row, other)]
     assert all(math.isclose(a, b, rel_tol=4e-16) for a, b in pairs[:60])
     assert sum(a == b for a, b in pairs[:60]) >= 57  # (exp itself: NumPy's, not glibc's)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, t: lib.linalg.vector_norm(t), lambda lib, t: lib.dist(t, lib.zeros_like(t)),
+    lambda lib, t: t.norm(), lambda lib, t: lib.linalg.matrix_norm(t.reshape(1, 1)),
+    lambda lib, t: lib.linalg.vector_norm(t.reshape(1, 1).expand(2, 1), dim=1).sum(),
+    lambda lib, t: lib.nn.functional.pairwise_distance(t[None], lib.zeros(1, 1, dtype=t.dtype),
+                                                       eps=0).sum()])
+@pytest.mark.parametrize("value", [1e300, -3e-310, 5e-324, -2.0])
+def test_the_two_norm_of_one_element_is_its_modulus(call, value):
+    """torch's 2-norm of a single element is |x|: no square, which overflowed to inf here
+    for 1e300 (gradient 0 for torch's sign) and underflowed to 0 for subnormals (binary
+    derivative scan: dist of two 1-element tensors)."""
+    def result(lib):
+        t = lib.tensor([value], dtype=lib.float64, requires_grad=True)
+        out = call(lib, t)
+        return _bits([out.item(), *lib.autograd.grad(out, t)[0].tolist()])
+    assert result(gradkit) == result(torch)

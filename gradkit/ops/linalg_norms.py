@@ -67,6 +67,8 @@ def _norm_of_abs(xp, a, ord, reduced: tuple, keepdim: bool):  # noqa: A002
     if ord == 1:
         return xp.sum(a, axis=reduced, keepdims=keepdim)
     if ord == 2:
+        if all(a.shape[d] == 1 for d in reduced):  # torch: one element's norm is its |x|, no
+            return a if keepdim else xp.squeeze(a, axis=reduced)  # square to overflow
         return xp.sqrt(xp.sum(a * a, axis=reduced, keepdims=keepdim))
     # torch's NormOps: |x|^p added one element after another in the dtype (NumPy's pairwise
     # sum rounds apart from it), then the sum to the power 1/p, 1/p in the dtype too; a

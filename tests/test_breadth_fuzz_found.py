@@ -3162,7 +3162,6 @@ def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
             "in both"),
     (22409, "an integer tensor written with a value that requires grad does not require grad"),
     (28577, "the sign of a matrix product's or convolution's zero sum of products"),
-    (33822, "the sign of a matrix product's or convolution's zero sum of products"),
     (34466, "a convolution's second derivative where its output is empty: torch's refuses"),
     (41733, "addmv_ into an expanded tensor: torch writes element over element, gradkit "
             "refuses")])

@@ -281,8 +281,8 @@ _ZERO_SUM_PRODUCTS = {"b_bmm", "b_dot", "b_einsum", "b_inner", "b_linear", "b_ma
 def _zero_sum_of_products(program, mine: Result, theirs: Result) -> bool:
     """A matrix product or convolution whose sum of products is all signed zeros: its sign
     is whatever the BLAS kernel's accumulator starts from (torch's differs by shape). An
-    in-place product (addmv_) writes it into an earlier slot, a leaf's (wide seeds 33822,
-    37308: beta 0, alpha -1: gemv's y = 0 + ..., gradkit's -1 * 0)."""
+    in-place product (addmv_) writes it into an earlier slot, a leaf's (at beta 0 gradkit
+    now adds gemv's +0.0 too: wide seeds 33822, 37308, 128898 agree)."""
     step = _first_signed_zero_step(program, mine, theirs)
     if step is not None:
         return step.op in _ZERO_SUM_PRODUCTS

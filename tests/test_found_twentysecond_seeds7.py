@@ -1,0 +1,35 @@
+"""Differences the fuzzer found in the twenty-second session (seeds7 lane), each program run in
+gradkit and in torch 2.13 (skipped without torch)."""
+import pytest
+from fuzz.known import diff_program
+from fuzz.programs import RandomDrawer, generate
+from test_found_twentieth import _outcome  # with the signs of zeros
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(1, 1), (4, 2), (3, 20), (20, 3)])
+@pytest.mark.parametrize("layout", ["row", "column"])
+@pytest.mark.parametrize("alpha", [-1, 2.5, 1])
+@pytest.mark.parametrize("fill", [0.0, -0.0])
+def test_addmv_with_beta_zero_gives_no_negative_zero(dtype, shape, layout, alpha, fill):
+    """torch's real addmv at beta = 0 is BLAS gemv's: y zeroed, then alpha * M v added to
+    it, so a zero result is +0.0 whatever the product's sign (-1 * (M @ 0): wide seed 128898,
+    -0.0 here before); at other betas the product's zero keeps its sign."""
+    def call(m):
+        d = getattr(m, dtype)
+        mat = m.zeros(*shape, dtype=d) if layout == "row" else m.zeros(*shape[::-1], dtype=d).t()
+        mat[0, 0] = -1.0
+        vec = m.zeros(shape[1], dtype=d)
+        return m.addmv(m.full((shape[0],), fill, dtype=d), mat, vec, beta=0, alpha=alpha)
+    assert _outcome(lambda: call(gradkit)) == _outcome(lambda: call(torch))
+
+
+@pytest.mark.parametrize("seed", [33822, 37308, 128898])
+def test_addmv_seeds_at_beta_zero_agree(seed):
+    """addmv_ (beta 0, alpha -1) of zeros written into its input: +0.0 as torch's gemv (wide
+    seeds 33822 and 37308 were a Known, the sign of a zero sum of products)."""
+    assert diff_program(generate(RandomDrawer(seed), "wide")) == ([], None)

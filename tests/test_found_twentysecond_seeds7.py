@@ -33,3 +33,20 @@ def test_addmv_seeds_at_beta_zero_agree(seed):
     """addmv_ (beta 0, alpha -1) of zeros written into its input: +0.0 as torch's gemv (wide
     seeds 33822 and 37308 were a Known, the sign of a zero sum of products)."""
     assert diff_program(generate(RandomDrawer(seed), "wide")) == ([], None)
+
+
+def test_comparison_of_values_equal_but_for_rounding_is_known():
+    """attention over value rows all equal: torch's CPU flash kernel divides the weighted
+    sum by the weights' sum, (v + v + v) * (1 / 3), here bitwise v; gradkit weighs by
+    softmax's rounded 1 / 3, an ulp off. greater_ of those rows against their mean then
+    answers by the rounding (wide seed 123108): a documented difference."""
+    def attend(m):
+        q = m.tensor([[[[0.3, -0.2], [0.1, 0.4], [0.5, 0.5]]]], dtype=m.float64)
+        v = m.full((1, 1, 3, 2), 0.19834064396480103, dtype=m.float64)
+        return m.nn.functional.scaled_dot_product_attention(q, v, v).numpy()
+    ours, torchs = attend(gradkit), attend(torch)
+    assert (torchs == 0.19834064396480103).all()
+    assert abs(ours - torchs).max() <= 4e-17
+    problems, known = diff_program(generate(RandomDrawer(123108), "wide"))
+    assert problems and known == ("a step that turns a rounding difference of its input into "
+                                  "another number")

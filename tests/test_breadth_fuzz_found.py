@@ -3159,7 +3159,6 @@ def test_conv_tbc_multiplies_no_padding_by_the_weights(steps, pad):
     (19320, "a LAPACK routine of a non-finite matrix: OpenBLAS's inf/NaN, not MKL's"),
     (22409, "an integer tensor written with a value that requires grad does not require grad"),
     (28577, "the sign of a matrix product's or convolution's zero sum of products"),
-    (33822, "the sign of a matrix product's or convolution's zero sum of products"),
     (34466, "a convolution's second derivative where its output is empty: torch's refuses"),
     (41733, "addmv_ into an expanded tensor: torch writes element over element, gradkit "
             "refuses")])

@@ -77,6 +77,8 @@ def _scaled_sum(xp, x, product, beta, alpha, kernel: str, empty: bool, by_one: b
         out = xp.zeros(product.shape, dtype) if beta == 0 else scaled_x
         return xp.array(xp.broadcast_to(out, product.shape))
     out = product if alpha == 1 else product * as_dtype(xp, alpha, dtype)
+    if beta == 0 and kernel == "addmv_impl_cpu" and dtype.kind == "f" and dtype != HALF:
+        out = out + dtype.type(0)  # BLAS gemv zeroes y, then adds alpha * M v: no -0.0
     if beta == 0:
         return xp.array(xp.broadcast_to(out, product.shape))
     return out + scaled_x

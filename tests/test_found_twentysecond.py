@@ -312,3 +312,19 @@ def test_the_two_norm_of_one_element_is_its_modulus(call, value):
         out = call(lib, t)
         return _bits([out.item(), *lib.autograd.grad(out, t)[0].tolist()])
     assert result(gradkit) == result(torch)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8"])
+def test_gcd_of_the_dtypes_minimum_is_torchs_euclid(dtype):
+    """abs of a dtype's minimum is itself in C, so torch's Euclid on it may end on a negative
+    remainder: gcd(6, -2^63) is -2 in torch, NumPy's 2 (wide seed 171234: a complex inf cast
+    to int64 is -2^63). lcm, built on it, too."""
+    def results(lib):
+        kind = getattr(lib, dtype)
+        low = -2 ** (8 * {"int64": 8, "int32": 4, "int16": 2, "int8": 1}[dtype] - 1)
+        pairs = [(6, low), (low, 6), (low, 0), (0, low), (low, low), (4, low), (low, 3),
+                 (12, low), (-6, low), (low + 1, low), (7, -3), (-4, 6)]
+        a = lib.tensor([p[0] for p in pairs], dtype=kind)
+        b = lib.tensor([p[1] for p in pairs], dtype=kind)
+        return lib.gcd(a, b).tolist(), lib.lcm(a, b).tolist(), a.clone().gcd_(b).tolist()
+    assert results(gradkit) == results(torch)

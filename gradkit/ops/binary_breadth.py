@@ -262,7 +262,7 @@ def _integer_pair(name: str, ufunc: str):
             raise kernel_error(f"{name}_cpu")(np.empty(0, dtype))
         x, y = as_dtype(xp, x, dtype), as_dtype(xp, y, dtype)
         if ufunc == "gcd":
-            return xp.gcd(x, y)
+            return _gcd(xp, x, y)
         # torch's abs(x / gcd * y) in C's arithmetic: narrower integers in int, wrapping
         wide = np.dtype(np.int32) if dtype.itemsize < 4 else dtype
         x, y = x.astype(wide), y.astype(wide)
@@ -271,6 +271,32 @@ def _integer_pair(name: str, ufunc: str):
             return xp.abs(quotient * y).astype(dtype)
     forward.__name__ = name
     return forward
+
+
+def _gcd(xp, x, y):
+    """NumPy's gcd but where an operand is the dtype's minimum, whose abs is itself in C:
+    torch's Euclid then runs on it and may end on a negative remainder (gcd(6, -2^63) = -2;
+    wide seed 171234)."""
+    out = xp.gcd(x, y)
+    if x.dtype.kind != "i" or xp is not np:
+        return out
+    low = np.iinfo(x.dtype).min
+    odd = (x == low) | (y == low)
+    if odd.any():
+        xs, ys = np.broadcast_arrays(x, y)
+        for index in zip(*np.nonzero(odd)):
+            out[index] = _c_gcd(int(xs[index]), int(ys[index]), low)
+    return out
+
+
+def _c_gcd(a: int, b: int, low: int) -> int:
+    """torch's calc_gcd in C's integers: abs (of the minimum: itself), then Euclid with C's
+    remainder, whose sign is the dividend's."""
+    a, b = (v if v == low else abs(v) for v in (a, b))
+    while a:
+        remainder = abs(b) % abs(a)
+        a, b = (-remainder if b < 0 else remainder), a
+    return b
 
 
 gcd = op(broadcast=True, method=True, inplace=True, elementwise=True)(_integer_pair("gcd", "gcd"))

@@ -328,3 +328,18 @@ def test_gcd_of_the_dtypes_minimum_is_torchs_euclid(dtype):
         b = lib.tensor([p[1] for p in pairs], dtype=kind)
         return lib.gcd(a, b).tolist(), lib.lcm(a, b).tolist(), a.clone().gcd_(b).tolist()
     assert results(gradkit) == results(torch)
+
+
+def test_an_integer_tensor_torch_saved_then_wrote_in_place_is_the_known_requires_grad():
+    """greater_ of an int64 tensor with a float requiring grad: torch marks the integer
+    tensor as requiring grad (docs/numerics.md), cosh saves it, negative_ writes it, and
+    torch's backward refuses the modified saved tensor; gradkit's integer tensor requires no
+    grad, so nothing was saved (wide seed 168923)."""
+    from fuzz.known import diff_program
+    from fuzz.programs import RandomDrawer, generate
+    for lib in (torch, gradkit):
+        flag = lib.tensor(2).greater_(lib.tensor(0.5, requires_grad=True))
+        assert flag.requires_grad == (lib is torch)
+    problems, known = diff_program(generate(RandomDrawer(168923), "wide"))
+    assert problems and known == \
+        "an integer tensor written with a value that requires grad does not require grad"

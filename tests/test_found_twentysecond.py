@@ -343,3 +343,17 @@ def test_an_integer_tensor_torch_saved_then_wrote_in_place_is_the_known_requires
     problems, known = diff_program(generate(RandomDrawer(168923), "wide"))
     assert problems and known == \
         "an integer tensor written with a value that requires grad does not require grad"
+
+
+@pytest.mark.parametrize("x", [0.7, -0.3, 0.0])
+def test_in_place_celu_double_backward_multiplies_by_its_mask(x):
+    """celu_ of xlogy(x, inf): torch's elu_double_backward of a result is grad * grad_output
+    * input_scale * (result < 0), a product, so the inf from xlogy's backward gives NaN where
+    gradkit's selection of branches gave 0 (wide seed 182680)."""
+    def second(lib):
+        t = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+        out = lib.xlogy(t, math.inf).clone()
+        lib.nn.functional.celu_(out, 0.5)
+        g, = lib.autograd.grad(out, t, create_graph=True)
+        return _bits([g.item(), lib.autograd.grad(g, t)[0].item()])
+    assert second(gradkit) == second(torch)

@@ -204,26 +204,36 @@ def elu_values(xp, x, alpha, scale, input_scale):
 
 @op(save=("grad", "x"), batchable=True)
 @half_in_float
-def elu_backward(xp, grad, x, alpha=1.0, scale=1.0, input_scale=1.0):
+def elu_backward(xp, grad, x, alpha=1.0, scale=1.0, input_scale=1.0, is_result=False):
     """torch's elu_backward: grad * input_scale * (alpha * scale) * exp(input_scale x) where
     x <= 0, in that order, the coefficients in x's dtype (the last bit, and an overflow, as
-    torch's); grad * scale elsewhere (NaN too, as its scalar kernel); exp never sees x > 0."""
+    torch's); grad * scale elsewhere (NaN too, as its scalar kernel); exp never sees x > 0.
+    ``is_result``: x is elu's result (the in-place form), grad * input_scale * (x + alpha
+    scale) where x <= 0."""
     kind = x.dtype.type
-    factor = kind(input_scale)
-    negative = grad * factor * (kind(alpha) * kind(scale)) * xp.exp(xp.where(x < 0, x, 0) * factor)
+    factor, product = kind(input_scale), kind(alpha) * kind(scale)
+    if is_result:
+        negative = grad * factor * (x + product)
+    else:
+        negative = grad * factor * product * xp.exp(xp.where(x < 0, x, 0) * factor)
     return xp.where(x <= 0, negative, grad * kind(scale)).astype(x.dtype, copy=False)
 
 
-def _elu_double_backward(g, grad, x, alpha, scale, input_scale):
-    """torch's elu_double_backward: elu_backward(g grad input_scale) masked by x < 0 (a
-    product: a NaN stays NaN where a selection would drop it)."""
+def _elu_double_backward(g, grad, x, alpha, scale, input_scale, is_result):
+    """torch's elu_double_backward: (elu_backward of g grad input_scale, or for a result that
+    product itself) masked by x < 0, a product: an inf or NaN stays NaN where a selection
+    would drop it."""
+    if is_result:
+        return g * grad * input_scale * (x < 0)
     return elu_backward(g * grad * input_scale, x, alpha, scale, input_scale) * (x < 0)
 
 
-elu_backward.defvjp(lambda g, grad, x, alpha, scale, input_scale: elu_backward(
-    g, x, alpha, scale, input_scale), _elu_double_backward)
-elu_backward.defjvp(lambda t, grad, x, alpha, scale, input_scale: elu_backward(
-    t, x, alpha, scale, input_scale), _elu_double_backward)
+def _elu_backward_of_g(g, grad, x, alpha, scale, input_scale, is_result):
+    return elu_backward(g, x, alpha, scale, input_scale, is_result)
+
+
+elu_backward.defvjp(_elu_backward_of_g, _elu_double_backward)
+elu_backward.defjvp(_elu_backward_of_g, _elu_double_backward)
 elu.defvjp(elu_backward)
 elu.defjvp(elu_backward)
 elu.numbers = numbers_reader("elu", alpha=(2, "input"), scale=(3, "input"),

@@ -58,10 +58,8 @@ _celu.defjvp(_celu_backward)
 
 
 def _elu_from_result(g, result, alpha=1.0, scale=1.0, input_scale=1.0):
-    """torch's elu_backward from the result: input_scale (result + alpha scale) where
-    result <= 0 (its derivative 0 at 0, as torch's result < 0 mask), scale elsewhere."""
-    negative = g * input_scale * (where(result < 0, result, 0.0) + alpha * scale)
-    return where(result <= 0, negative, g * scale)  # (torch's order: grad times each)
+    """torch's elu_backward from the result (its in-place forms' EluBackward1)."""
+    return elu_backward(g, result, alpha, scale, input_scale, True)
 
 
 _ELU_SLOPE = negative_slope_refusal("elu", "alpha")

@@ -155,8 +155,10 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
     """Product along ``dim`` (all dims by default); zeros are handled in backward."""
     if dim is not None and not isinstance(dim, int):
         raise TypeError("prod(): argument 'dim' must be int")
-    return xp.prod(x, axis=axes(dim, x.ndim), keepdims=keepdim,
-                   dtype=_accumulation_dtype(x, dtype))
+    # NumPy's prod is its multiply.reduce: called here, an overflow's RuntimeWarning comes
+    # from gradkit's module, which silences it (quiet_numpy.py), as torch is silent
+    reduce = np.multiply.reduce if xp is np else xp.prod
+    return reduce(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=_accumulation_dtype(x, dtype))
 
 
 prod.numbers = chain(keepdim_needs_dim("prod"),

@@ -50,7 +50,16 @@ def nansum(xp, x, dim=None, keepdim=False, dtype=None):
     dtype = _accumulation_dtype(x, dtype)
     if x.dtype.kind == "f" and dtype is not None and dtype.kind == "c":  # (ints: a plain sum)
         raise kernel_error("nansum_cpu")(np.empty(0, dtype))
-    return accumulate(xp.nansum, x, dtype, axis=axes(dim, x.ndim), keepdims=keepdim)
+    return accumulate(_nan_sum if xp is np else xp.nansum, x, dtype, axis=axes(dim, x.ndim),
+                      keepdims=keepdim)
+
+
+def _nan_sum(x, **options):
+    """NumPy's nansum (NaNs made 0, then its add.reduce), called from gradkit's module: an
+    overflow's RuntimeWarning is silenced there (quiet_numpy.py), as torch is silent."""
+    if x.dtype.kind == "f":
+        x = np.where(np.isnan(x), 0, x)
+    return np.add.reduce(x, **options)
 
 
 nansum.numbers = ints_reader("nansum", dim=(1, "int[1]?"), keepdim=(2, "bool"),

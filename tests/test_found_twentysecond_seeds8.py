@@ -39,3 +39,19 @@ def test_second_derivative_of_a_saturated_float32_tanh_is_a_known_rounding():
     wrong = mine._replace(values=[v * np.float32(1.01) if i == out else v
                                   for i, v in enumerate(mine.values)])
     assert compare(wrong, theirs) and known_difference(program, wrong, theirs) is None
+
+
+def test_mask_of_an_fft_of_non_finite_values_is_known_in_the_gradients():
+    """A real fft (length 35) of a transposed convolution's output holding inf, -inf and NaN:
+    its DC term is nan + 0j in pocketfft, nan + nanj in torch's MKL, so x * isreal(x) keeps
+    it here and zeroes it in torch, and the gradient of every input differs by that term's
+    weight (wide seed 199852; the values compare equal, NaN to NaN). Known; a wrong value
+    of the convolution is not."""
+    program = generate(RandomDrawer(199852), "wide")
+    problems, known = diff_program(program)
+    assert known == "an FFT of non-finite values: pocketfft's inf/NaN, not MKL's" or not problems
+    mine, theirs = run(program, gradkit), run(program, torch)
+    k = next(k for k, step in enumerate(program.steps) if step.op == "fb_convolution")
+    out = len(program.leaves) + k
+    wrong = mine._replace(values=[v * 1.01 if i == out else v for i, v in enumerate(mine.values)])
+    assert compare(wrong, theirs) and known_difference(program, wrong, theirs) is None

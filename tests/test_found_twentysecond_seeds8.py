@@ -5,6 +5,7 @@ import pytest
 from fuzz.known import diff_program, known_difference
 from fuzz.programs import RandomDrawer, generate
 from fuzz.runner import compare, run
+from test_breadth_fuzz_found import _outcome
 
 import gradkit
 
@@ -55,3 +56,41 @@ def test_mask_of_an_fft_of_non_finite_values_is_known_in_the_gradients():
     out = len(program.leaves) + k
     wrong = mine._replace(values=[v * 1.01 if i == out else v for i, v in enumerate(mine.values)])
     assert compare(wrong, theirs) and known_difference(program, wrong, theirs) is None
+
+
+def _norm_then_write(m, norm: str, view: str):
+    """A norm of ``x``'s real part (a strided view) or of x's reshape (contiguous), x then
+    written in place, and the input's gradient (float64)."""
+    leaf = m.tensor([[1 + 2j, 3 - 1j, 0.5 + 0.5j, 2 + 0j]], dtype=m.complex128,
+                    requires_grad=True)
+    x = leaf.clone() if view == "strided" else leaf.real.clone()
+    inp = x.real.reshape(1, 2, 2, 1)
+    if norm == "group":
+        out = m.nn.functional.group_norm(inp, 1, eps=0.01)
+    else:
+        out = m.nn.functional.instance_norm(inp)
+    x.mul_(2)
+    weights = m.arange(1, 5, dtype=m.float64).reshape(1, 2, 2, 1)
+    return m.autograd.grad((out ** 3 * weights).sum(), leaf)[0]
+
+
+@pytest.mark.parametrize("norm", ["group", "instance"])
+@pytest.mark.parametrize("view", ["strided", "contiguous"])
+def test_group_and_instance_norm_save_a_contiguous_copy_of_a_strided_input(norm, view):
+    """ATen's group_norm hands native_group_norm ``input.contiguous(suggested format)`` and
+    instance_norm folds ``input.contiguous()``: a strided input (the real part of a complex
+    tensor) is copied, the node saves the copy, and a later in-place write of the input
+    leaves backward alone; a contiguous input is saved itself and the write refuses backward
+    (wide seed 194183: gradkit saved the view and raised in backward, torch computed)."""
+    ours, theirs = (_outcome(lambda m=m: _norm_then_write(m, norm, view))
+                    for m in (gradkit, torch))
+    assert ours[0] == theirs[0]
+    if ours[0] == "ok":
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12, atol=1e-12)
+    else:
+        assert ours[1][:60] == theirs[1][:60]
+
+
+def test_group_norm_of_a_written_complex_real_part_agrees():
+    """wide seed 194183: group_norm of a complex leaf's real part, then logical_xor_ of it."""
+    assert diff_program(generate(RandomDrawer(194183), "wide")) == ([], None)

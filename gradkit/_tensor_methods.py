@@ -140,7 +140,7 @@ class _TensorMethods:
             relayout = (copy and out is self) or (layout is not memory_formats.preserve_format
                                                   and not out.is_contiguous(memory_format=layout))
         else:  # torch returns self itself when it suggests the format asked for
-            relayout = copy or layout is not _suggested_format(self._data)
+            relayout = copy or layout is not memory_formats.suggested_format(self._data)
         if relayout:
             out = _to_copy(out.clone(memory_format=layout))
         return out
@@ -332,13 +332,6 @@ extend(_TensorMethods)
 for _name, _dtype in _CASTS.items():
     setattr(Tensor, _name, _cast_method(_name, _dtype))
 del _name, _dtype
-
-
-def _suggested_format(array) -> memory_formats.memory_format:
-    """torch's suggest_memory_format of an array."""
-    if memory_formats.suggested_order(array) is None:
-        return memory_formats.contiguous_format
-    return memory_formats.channels_last if array.ndim == 4 else memory_formats.channels_last_3d
 
 
 def _to_copy(copy: Tensor) -> Tensor:

@@ -240,6 +240,13 @@ def suggested_order(array) -> tuple[int, ...] | None:
     return (0, *range(2, array.ndim), 1)
 
 
+def suggested_format(array) -> memory_format:
+    """torch's suggest_memory_format of an array."""
+    if suggested_order(array) is None:
+        return contiguous_format
+    return channels_last if array.ndim == 4 else channels_last_3d
+
+
 def takes_layout(factory):
     """``factory`` with torch's ``layout=`` keyword, which takes ``strided`` (gradkit's one
     layout; None means it) and refuses what is not a layout, as torch's parser."""

@@ -11,6 +11,7 @@ import numpy as np
 
 from gradkit._tensor import Tensor
 from gradkit.backend import get_array_module
+from gradkit.memory_format import suggested_format
 from gradkit.ops.one_node import one_node
 
 
@@ -45,6 +46,10 @@ def batch_norm_node(normalized, inputs: tuple, running_mean, running_var, traini
 
 def group_norm_node(normalized, inputs: tuple, groups: int, eps: float) -> Tensor:
     """``normalized(input, weight, bias)`` as torch's NativeGroupNormBackward0 node."""
+    # ATen's group_norm hands native_group_norm its input laid out as suggested, a copy
+    # where it is not: the node saves that copy, which an in-place write of the input leaves
+    # alone (wide seed 194183: the real part of a complex tensor, then logical_xor_ of it)
+    inputs = (inputs[0].contiguous(memory_format=suggested_format(inputs[0]._data)), *inputs[1:])
     n, c, *sizes = inputs[0].shape
     rows = (n, groups, c // groups * math.prod(sizes))  # (spelled out: no -1 for 0 samples)
     return one_node("NativeGroupNormBackward0", normalized, inputs, _SAVED,

@@ -280,11 +280,12 @@ def instance_norm_unchecked(input, running_mean, running_var, weight, bias,  # n
         if tensor is not None and tensor.numel() != channels:  # torch checks its N copies
             raise RuntimeError(f"{name} should contain {n * channels} elements not "
                                f"{n * tensor.numel()}")
-    # ATen's: a batch_norm of the (1, N * C, *) view, with the N copies of the running
-    # statistics averaged back after it (its graph: ViewBackward0 of NativeBatchNormBackward0)
+    # ATen's: a batch_norm of the (1, N * C, *) view of a C-order input (a copy that the node
+    # saves if not), the N copies of the running statistics averaged back after it (its
+    # graph: ViewBackward0 of NativeBatchNormBackward0)
     copies = [None if t is None else repeat(t, (n,))
               for t in (running_mean, running_var, weight, bias)]
-    folded = reshape(input, (1, n * channels) + tuple(input.shape[2:]))
+    folded = reshape(input.contiguous(), (1, n * channels) + tuple(input.shape[2:]))
     out = batch_norm_unchecked(folded, *copies, use_input_stats, momentum, eps)
     for running, copy in zip((running_mean, running_var), copies[:2]):
         if running is not None and use_input_stats:

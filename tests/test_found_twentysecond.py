@@ -326,7 +326,9 @@ def test_gcd_of_the_dtypes_minimum_is_torchs_euclid(dtype):
                  (12, low), (-6, low), (low + 1, low), (7, -3), (-4, 6)]
         a = lib.tensor([p[0] for p in pairs], dtype=kind)
         b = lib.tensor([p[1] for p in pairs], dtype=kind)
-        return lib.gcd(a, b).tolist(), lib.lcm(a, b).tolist(), a.clone().gcd_(b).tolist()
+        zero_d = lib.gcd(lib.tensor(low, dtype=kind), lib.tensor(6, dtype=kind))  # (wide 210792)
+        return (lib.gcd(a, b).tolist(), lib.lcm(a, b).tolist(), a.clone().gcd_(b).tolist(),
+                zero_d.item(), lib.gcd(a[:1], lib.tensor(6, dtype=kind)).tolist())
     assert results(gradkit) == results(torch)
 
 

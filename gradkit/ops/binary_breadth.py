@@ -283,8 +283,8 @@ def _gcd(xp, x, y):
     low = np.iinfo(x.dtype).min
     odd = (x == low) | (y == low)
     if odd.any():
-        xs, ys = np.broadcast_arrays(x, y)
-        for index in zip(*np.nonzero(odd)):
+        out, (xs, ys) = np.array(out), np.broadcast_arrays(x, y)  # (0-d: a NumPy scalar)
+        for index in map(tuple, np.argwhere(odd)):
             out[index] = _c_gcd(int(xs[index]), int(ys[index]), low)
     return out
 

@@ -373,3 +373,18 @@ def test_an_overflowing_reduction_is_inf_without_numpys_warning(reduce):
             return [getattr(lib.tensor([[3e38, 3e38]]), reduce)(*dims).tolist()
                     for dims in ((), (1,))]
     assert result(gradkit) == result(torch)
+
+
+def test_isin_of_transposed_test_elements_computes_where_torchs_view_refuses():
+    """torch's isin with few test elements runs a brute-force kernel that views them flat
+    (``view(-1)`` after ``.to``, which keeps a dense layout) and refuses transposed ones: the
+    take_along_dim wart, which gradkit does not copy; a documented Known (wide seed 222011)."""
+    from fuzz.known import diff_program
+    from fuzz.programs import RandomDrawer, generate
+    tests = torch.arange(4).reshape(2, 2).t()
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        torch.isin(torch.arange(3), tests)
+    assert gradkit.isin(gradkit.arange(3), gradkit.arange(4).reshape(2, 2).t()).tolist() == \
+        torch.isin(torch.arange(3), tests.contiguous()).tolist()
+    problems, known = diff_program(generate(RandomDrawer(222011), "wide"))
+    assert problems and known.startswith("take_along_dim without dim (or isin's")

@@ -388,3 +388,17 @@ def test_isin_of_transposed_test_elements_computes_where_torchs_view_refuses():
         torch.isin(torch.arange(3), tests.contiguous()).tolist()
     problems, known = diff_program(generate(RandomDrawer(222011), "wide"))
     assert problems and known.startswith("take_along_dim without dim (or isin's")
+
+
+@pytest.mark.parametrize("values", [[3.4e38, 3.4e38], [3e38, 3.4e38], [3e38, -3e38],
+                                    [1.0, 2.0, 4.0]])
+def test_float32_variance_of_one_result_overflows_where_torchs_two_pass_mean_does(values):
+    """torch's var/std with one result is two-pass, the mean summed in float32: past float32's
+    range it is inf, and so is the result, where gradkit's double mean stayed finite (var 0
+    for two equal 3.4e38s); std_mean and several results are Welford passes in both (float32
+    binary derivative scan)."""
+    def results(lib):
+        t = lib.tensor(values, dtype=lib.float32)
+        return _bits([t.var().item(), t.std().item(), t.var(dim=0).item(),
+                      lib.std_mean(t)[0].item(), *lib.stack([t, t]).var(dim=1).tolist()])
+    assert results(gradkit) == results(torch)

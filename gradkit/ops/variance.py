@@ -33,6 +33,16 @@ def _wide(x):
     return x.astype(_WELFORD[x.dtype]) if x.dtype in _WELFORD else x
 
 
+def _two_pass_overflow(xp, x, out):
+    """torch's var/std of one result is two-pass, its mean a float32 one for float32 x: a sum
+    past float32's range makes that mean inf, and so the result (finite x; gradkit's mean,
+    in double, stays finite)."""
+    if out.size != 1 or x.dtype != np.float32 or not x.size or xp is not np or \
+            np.isfinite(np.add.reduce(x, axis=None)) or not np.isfinite(x).all():
+        return out
+    return np.full_like(out, np.inf)
+
+
 def _narrow(out, x, real: bool = True):
     """A result computed from ``_wide(x)`` in x's dtype (its real dtype for a variance)."""
     dtype = x.real.dtype if real else x.dtype
@@ -151,8 +161,8 @@ def _correction(correction, unbiased):
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     _only_floating(x, "std and var")
-    return _narrow(_variance(xp, _wide(x), dim, _correction(correction, unbiased), keepdim,
-                             "var"), x)
+    return _two_pass_overflow(xp, x, _narrow(_variance(
+        xp, _wide(x), dim, _correction(correction, unbiased), keepdim, "var"), x))
 
 
 def _var_slope(x, dim, unbiased, correction):
@@ -194,8 +204,8 @@ var.numbers = chain(_unbiased_overload("var"),
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     _only_floating(x, "std and var")
-    return _narrow(xp.sqrt(_variance(xp, _wide(x), dim, _correction(correction, unbiased),
-                                     keepdim, "std")), x)
+    return _two_pass_overflow(xp, x, _narrow(xp.sqrt(_variance(
+        xp, _wide(x), dim, _correction(correction, unbiased), keepdim, "std")), x))
 
 
 def _over_twice_std(g, out):

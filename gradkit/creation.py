@@ -46,7 +46,7 @@ def _finish(data, dev, requires_grad: bool) -> Tensor:
     keep_quiet()
     if dev.type != "cpu":
         data = backend.to_device(data, dev)
-    t = Tensor._make(data)
+    t = Tensor._make(_strided_if_empty(data))
     if requires_grad:
         t._set_requires_grad(True, factory=True)
     return t
@@ -121,6 +121,18 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
+def _strided_if_empty(data):
+    """A new empty array with torch's contiguous strides (its sizes' zeros counted as ones):
+    NumPy gives it none, so its transpose or permutation would read as C order again."""
+    if type(data) is not np.ndarray or data.size or data.ndim < 2 or any(data.strides):
+        return data
+    step, strides = data.itemsize, []
+    for n in reversed(data.shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return np.lib.stride_tricks.as_strided(data, strides=tuple(reversed(strides)))
+
+
 def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros",
             keywords=None) -> Tensor:
     _checked_options(function, dtype, device, requires_grad)
@@ -135,7 +147,7 @@ def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros"
     else:
         with xp.cuda.Device(dev.index):
             data = xp.full(shape, fill, dtype=np_dtype)
-    t = Tensor._make(data)
+    t = Tensor._make(_strided_if_empty(data))
     if requires_grad:
         t._set_requires_grad(True, factory=True)
     return t

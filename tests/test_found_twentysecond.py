@@ -402,3 +402,18 @@ def test_float32_variance_of_one_result_overflows_where_torchs_two_pass_mean_doe
         return _bits([t.var().item(), t.std().item(), t.var(dim=0).item(),
                       lib.std_mean(t)[0].item(), *lib.stack([t, t]).var(dim=1).tolist()])
     assert results(gradkit) == results(torch)
+
+
+@pytest.mark.parametrize("make", ["m.zeros(4, 0)", "m.empty(0, 5)", "m.ones(2, 0, 3)",
+                                  "m.tensor([[], []])", "m.randn(2, 0, 1)",
+                                  "m.zeros(3, 0, requires_grad=True)"])
+def test_views_of_a_factorys_empty_tensor_have_torchs_strides(make):
+    """NumPy gives a fresh empty array strides 0, which gradkit read as C order; a transpose
+    or permutation of it then read as C order again. A factory's empty tensor now carries
+    torch's contiguous strides (its zeros counted as ones), so its views' strides are
+    torch's (the op table's --all-strides scan: ormqr of an empty operand)."""
+    def strides(m):
+        x = eval(make, {"m": m})  # noqa: S307 - the calls above
+        return (x.stride(), x.mT.stride(), x.flip(0).stride(), x.unsqueeze(0).mT.stride(),
+                x.permute(*reversed(range(x.ndim))).stride())
+    assert strides(gradkit) == strides(torch)

@@ -180,8 +180,8 @@ def quiet_mean(xp, a, **options):
     if a.size and xp is np:  # (the count an intp, as NumPy's: float32 / intp is in float64)
         total = np.add.reduce(a, **{"axis": None, **options})  # (reduce's default: axis 0)
         count = np.intp(a.size // max(np.size(total), 1))
-        if type(total) is np.ndarray:  # (a reduction over no dim may return x itself)
-            return np.true_divide(total, count).astype(total.dtype, copy=False)
+        if type(total) is np.ndarray:  # (in place, as NumPy's: the reduction's own layout)
+            return np.true_divide(total, count, out=total, casting="unsafe")
         return total.dtype.type(total / count)
     if a.size:
         return xp.mean(a, **options)

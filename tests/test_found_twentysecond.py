@@ -271,8 +271,8 @@ def test_an_empty_complex_product_multiplies_the_input_by_beta_one():
 def test_elu_family_gradients_are_torchs_kernel_bitwise(name, params):
     """torch's elu_backward multiplies grad by input_scale, then alpha * scale, then the exp,
     the coefficients in the input's dtype; celu's input_scale is 1 / alpha rounded to single
-    precision. gradkit multiplied grad by one product of them: the last bit on about a fifth
-    of negative inputs, every second one for celu, and selu of -0.7 with a -1.7e308 gradient
+    precision. gradkit multiplied grad by one product of them: the last bit on two fifths of
+    negative inputs, about half of all for celu, and selu of -0.7 with a -1.7e308 gradient
     gave -1.48e308 where torch's overflows to -inf. One element at a time (torch's scalar
     kernel; its vector one rounds otherwise)."""
     rng = np.random.default_rng(1)

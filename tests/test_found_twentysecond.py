@@ -417,3 +417,20 @@ def test_views_of_a_factorys_empty_tensor_have_torchs_strides(make):
         return (x.stride(), x.mT.stride(), x.flip(0).stride(), x.unsqueeze(0).mT.stride(),
                 x.permute(*reversed(range(x.ndim))).stride())
     assert strides(gradkit) == strides(torch)
+
+
+def test_as_strided_scatter_gradient_beside_a_convolutions_zero_signs_is_known():
+    """torch's as_strided_scatter gives self the gradient of the written slice (a documented
+    torch bug: gradkit's is the derivative, [0, 0, 0, 4, ...] below), here of a convolution
+    whose padded zeros are +0.0 in torch and -0.0 here (the documented sign of a zero sum of
+    products): two Knowns at once (wide seed 253093)."""
+    from fuzz.known import diff_program
+    from fuzz.programs import RandomDrawer, generate
+    def gradient(lib):
+        x = lib.arange(9.0).reshape(1, 1, 3, 3).requires_grad_()
+        y = lib.as_strided_scatter(x * 1, lib.zeros(3, 1), (3, 1), (1, 3), 0)
+        return lib.autograd.grad((y * lib.arange(1.0, 10.0).reshape(1, 1, 3, 3)).sum(), x)[0]
+    assert gradient(gradkit).flatten().tolist() == [0, 0, 0, 4, 5, 6, 7, 8, 9]
+    assert gradient(torch).flatten().tolist() == [1, 2, 3, 0, 0, 0, 0, 0, 0]
+    problems, known = diff_program(generate(RandomDrawer(253093), "wide"))
+    assert problems and known.startswith("as_strided_scatter's gradient of self")

@@ -2579,7 +2579,11 @@ def _as_strided_scatter_self_gradient(program, mine: Result, theirs: Result) -> 
     if mine.error != theirs.error:
         return False
     ours = theirs._replace(grads=mine.grads, grads2=mine.grads2)
-    return not compare(mine, ours) or _fft_zero_sign(program, mine, ours)
+    problems = compare(mine, ours)
+    # (a convolution's zero sums beside it may also differ in sign, the Known of the sign of
+    # a zero sum of products: wide seed 253093)
+    return not problems or all(p.startswith("signed zero in values") for p in problems) or \
+        _fft_zero_sign(program, mine, ours)
 
 
 def _empty_native_dropout_leaf(program, mine: Result, theirs: Result) -> bool:

@@ -126,11 +126,8 @@ def _strided_if_empty(data):
     NumPy gives it none, so its transpose or permutation would read as C order again."""
     if type(data) is not np.ndarray or data.size or data.ndim < 2 or any(data.strides):
         return data
-    step, strides = data.itemsize, []
-    for n in reversed(data.shape):
-        strides.append(step)
-        step *= max(n, 1)
-    return np.lib.stride_tricks.as_strided(data, strides=tuple(reversed(strides)))
+    strides = memory_formats.format_strides(data.shape, memory_formats.contiguous_format)
+    return np.lib.stride_tricks.as_strided(data, strides=[s * data.itemsize for s in strides])
 
 
 def _filled(fill, size, dtype, device, requires_grad, kind="f", function="zeros",

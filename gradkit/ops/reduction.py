@@ -176,7 +176,7 @@ mean.numbers = chain(keepdim_needs_dim("mean"),
 def quiet_mean(xp, a, **options):
     """``xp.mean``; NaN over nothing without NumPy's warnings, as torch (silent). NumPy's is
     its add.reduce divided by the count, called here: a RuntimeWarning (overflow) is then
-    raised from gradkit's module, which silences it (quiet_numpy.py), and 3 us faster."""
+    raised from gradkit's module, which silences it (quiet_numpy.py)."""
     if a.size and xp is np:  # (the count an intp, as NumPy's: float32 / intp is in float64)
         total = np.add.reduce(a, **{"axis": None, **options})  # (reduce's default: axis 0)
         count = np.intp(a.size // max(np.size(total), 1))

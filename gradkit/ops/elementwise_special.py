@@ -59,15 +59,17 @@ logit.numbers = numbers_reader("logit", eps=(2, "float?"))
 
 
 def _logit_derivative_times(v, x, eps=None):
-    """v / (x (1 - x)) as torch's logit backward. A plain backward (arrays) is its kernel: NaN
-    outside [0, 1] without eps or with a negative one, else 0 outside [eps, 1 - eps] (a NaN
-    x or eps compares false: unmasked). Building a graph (tensors), torch runs its composite
-    formula instead, 0 outside [eps, 1 - eps] for any eps, a NaN x or eps included: torch's
-    wart, two answers by create_graph, kept so both runs agree with torch's."""
-    scaled = v / (x * (1 - x))
-    if eps is None or eps < 0 and not hasattr(v, "_data"):
+    """v / (x (1 - x)) as torch's logit backward. Without grad mode (a plain backward, forward
+    AD under no_grad) it is torch's kernel: NaN outside [0, 1] without eps or with a negative
+    one, else 0 outside [eps, 1 - eps] (a NaN x or eps compares false: unmasked), and
+    ``dy * inf`` at x = 0, -0.0 too. With grad mode, torch runs its composite formula
+    instead, 0 outside [eps, 1 - eps] for any eps, a NaN x or eps included: torch's wart,
+    two answers by grad mode, kept so both runs agree with torch's."""
+    plain = not hasattr(v, "_data") or not is_grad_enabled()  # torch: GradMode decides
+    scaled = v / (x * (1 - x) + 0.0) if plain else v / (x * (1 - x))
+    if eps is None or eps < 0 and plain:
         return where((x < 0) | (x > 1), math.nan, scaled)
-    if not hasattr(v, "_data"):
+    if plain:
         return where((x < eps) | (x > 1 - eps), 0.0, scaled)
     return where((x >= eps) & (x <= 1 - eps), scaled, 0.0)
 

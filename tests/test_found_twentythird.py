@@ -38,3 +38,34 @@ def test_logit_gradient_at_zero_is_torchs(eps, create_graph, forward, grad_mode)
     the zero's sign; with grad mode, its composite formula divides by x (1 - x), -0.0 there."""
     assert _logit_gradient(gradkit, eps, create_graph, forward, grad_mode) == \
         _logit_gradient(torch, eps, create_graph, forward, grad_mode)
+
+
+def _norm_and_derivatives(lib, p: float, v: float, shape: tuple, dim) -> list:
+    x = lib.full(shape, v, dtype=lib.float64, requires_grad=True)
+    y = lib.linalg.vector_norm(x, p, dim=dim)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    gg, = lib.autograd.grad(g.sum(), x)
+    return _bits(y.detach().numpy()) + _bits(g.detach().numpy()) + _bits(gg.numpy())
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 1.5, -2.0])
+@pytest.mark.parametrize("shape,dim", [((), None), ((), -1), ((), 0), ((), []), ((), (0,)),
+                                       ((1,), None), ((1,), -1), ((1, 1), (0, 1))])
+def test_the_norm_of_one_element_is_torchs(p, shape, dim):
+    """wide seed 294545 (a triplet margin loss of 0-d tensors, so pairwise_distance's norm over
+    dim -1 of a 0-d tensor): torch's norm of one element is its |x|, but a 0-d tensor's over
+    a named dim is reduced as any other, (|x|^p)^(1/p), and sqrt(x²) for p = 2 (inf at
+    1e300). gradkit took |x| for every one-element norm."""
+    for v in (1e-6, 1e300, 2.5, -1e-200):
+        assert _norm_and_derivatives(gradkit, p, v, shape, dim) == \
+            _norm_and_derivatives(torch, p, v, shape, dim)
+
+
+def test_pairwise_distance_of_0d_tensors_is_torchs():
+    """The seed's own call: the distance of 0-d tensors reduces their difference + eps."""
+    def distance(lib):
+        x = lib.tensor(-0.53, dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.pairwise_distance(x, x * 1, p=3.0)
+        g, = lib.autograd.grad(y, x, create_graph=True)
+        return _bits(y.detach().numpy()) + _bits(lib.autograd.grad(g, x)[0].numpy())
+    assert distance(gradkit) == distance(torch)

@@ -52,13 +52,16 @@ def vector_norm(xp, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A00
         check_norm_dtype("linalg.vector_norm", x.dtype, dtype)
         x = x.astype(dtype)
     a = _modulus(xp, x)  # abs's |z|, which the extremes' backward compares with
+    # torch: the norm of one element is its |x|, but a 0-d tensor's over a named dim is
+    # reduced as any other (sqrt(x²) overflows for 1e300)
+    lone_abs = x.ndim or dim is None or dim in ((), [])
     if a.dtype == np.float16:  # torch computes a half norm in float32, rounded once
-        return _norm_of_abs(xp, a.astype(np.float32), ord, axes(dim, x.ndim),
-                            keepdim).astype(np.float16)
-    return _norm_of_abs(xp, a, ord, axes(dim, x.ndim), keepdim)
+        return _norm_of_abs(xp, a.astype(np.float32), ord, axes(dim, x.ndim), keepdim,
+                            lone_abs).astype(np.float16)
+    return _norm_of_abs(xp, a, ord, axes(dim, x.ndim), keepdim, lone_abs)
 
 
-def _norm_of_abs(xp, a, ord, reduced: tuple, keepdim: bool):  # noqa: A002
+def _norm_of_abs(xp, a, ord, reduced: tuple, keepdim: bool, lone_abs: bool):  # noqa: A002
     if ord in (math.inf, -math.inf):
         extreme = xp.amax if ord > 0 else xp.amin
         return extreme(a, axis=reduced, keepdims=keepdim)
@@ -67,18 +70,18 @@ def _norm_of_abs(xp, a, ord, reduced: tuple, keepdim: bool):  # noqa: A002
     if ord == 1:
         return xp.sum(a, axis=reduced, keepdims=keepdim)
     if ord == 2:
-        if all(a.shape[d] == 1 for d in reduced):  # torch: one element's norm is its |x|, no
-            return a if keepdim else xp.squeeze(a, axis=reduced)  # square to overflow
+        if lone_abs and all(a.shape[d] == 1 for d in reduced):  # no square to overflow
+            return a if keepdim else xp.squeeze(a, axis=reduced)
         return xp.sqrt(xp.sum(a * a, axis=reduced, keepdims=keepdim))
     # torch's NormOps: |x|^p added one element after another in the dtype (NumPy's pairwise
-    # sum rounds apart from it), then the sum to the power 1/p, 1/p in the dtype too; a
-    # reduction of one element is that element's |x|. The reduced dims are read in memory
+    # sum rounds apart from it), then the sum to the power 1/p, 1/p in the dtype too. The
+    # reduced dims are read in memory
     # order, as torch's TensorIterator reads them
     kept = tuple(d for d in range(a.ndim) if d not in reduced)
     in_memory = sorted(sorted(reduced), key=lambda d: -a.strides[d])  # (none negative)
     flat = xp.transpose(a, kept + tuple(in_memory)).reshape(
         [a.shape[d] for d in kept] + [math.prod(a.shape[d] for d in reduced)])
-    if flat.shape[-1] == 1:
+    if flat.shape[-1] == 1 and lone_abs:
         total = flat[..., 0]
     else:
         total = _pow(xp, _in_order(xp, _pow(xp, flat, ord)), a.dtype.type(1) / a.dtype.type(ord))

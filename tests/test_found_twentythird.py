@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import gradkit
+from fuzz.known import diff_program
+from fuzz.programs import RandomDrawer, generate
 
 torch = pytest.importorskip("torch")
 
@@ -69,3 +71,66 @@ def test_pairwise_distance_of_0d_tensors_is_torchs():
         g, = lib.autograd.grad(y, x, create_graph=True)
         return _bits(y.detach().numpy()) + _bits(lib.autograd.grad(g, x)[0].numpy())
     assert distance(gradkit) == distance(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_lerp_to_negative_zero_with_weight_one_is_known(dtype):
+    """Known difference (docs/numerics.md, "torch's vectorized `lerp`"; breadth seed 2207478):
+    torch's scalar loop, as gradkit, gives end - (end - self)(1 - w) = -0.0 for
+    lerp(-0.0, -0.0, 1); its vectorized loop end + (end - self)(w - 1) = +0.0."""
+    def signs(lib, n):
+        x = lib.full((n,), -0.0, dtype=getattr(lib, dtype))
+        return np.signbit(lib.lerp(x, x, 1.0).numpy())
+    assert signs(gradkit, 64).all() and signs(torch, 1).all()
+    assert not signs(torch, 64)[:32].any()
+    problems, known = diff_program(generate(RandomDrawer(2207478), "breadth"))
+    assert problems and known.startswith("lerp with weight 1 to -0.0")
+
+
+def _fused_at_the_range_end(lib, n: int) -> list:
+    out = []
+    for c in (-1.5e308, -math.inf, math.inf, 1e308, -0.0):
+        a = lib.full((n,), 1e308, dtype=lib.float64)
+        b = lib.full((n,), 2.5, dtype=lib.float64)
+        c = lib.full((n,), c, dtype=lib.float64)
+        out += _bits(lib.addcmul(c, a, b).numpy()) + _bits(lib.add(c, a, alpha=2.5).numpy())
+        out += _bits(lib.addcmul(c, a, -b, value=0.5).numpy())
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 20])
+def test_a_fused_product_beyond_the_range_is_exact(n):
+    """torch's add with alpha and addcmul are one fma: 1e308 * 2.5 - 1.5e308 is 1e308 (gradkit
+    gave inf), and 1e308 * 2.5 - inf is -inf (gradkit: inf - inf = NaN). Found beside wide seed
+    308608, whose batch norm below is one too."""
+    assert _fused_at_the_range_end(gradkit, n) == _fused_at_the_range_end(torch, n)
+
+
+@pytest.mark.parametrize("values", [[-1.7e308], [1.7e308], [-1.7e308, -1.7e308], [1e300, 3.0]])
+def test_batch_norm_output_at_the_range_end_is_torchs(values):
+    """ATen's batch norm writes x * alpha + beta as one fma: for a single -1.7e308, beta is
+    +inf and the exact product finite, so the output is inf; gradkit's composed product
+    overflowed to -inf first (NaN), and its correction to the fused value could not mend a
+    NaN."""
+    def output(lib):
+        x = lib.tensor(values, dtype=lib.float64).reshape(1, 1, -1).requires_grad_()
+        w = lib.tensor([1.5], dtype=lib.float64, requires_grad=True)
+        out = lib.native_batch_norm(x, w, None, None, None, True, 0.1, 0.1)[0]
+        return _bits(out.detach().numpy()) + sum(
+            (_bits(g.numpy()) for g in lib.autograd.grad(out.sum(), [x, w])), [])
+    assert output(gradkit) == output(torch)
+
+
+@pytest.mark.parametrize("n", [1, 2, 16])
+def test_layer_norm_of_a_huge_mean_is_known(n):
+    """Known difference (docs/numerics.md, "torch's `layer_norm` and `group_norm` of a row";
+    wide seed 308608): torch's moments combine an empty vector lane's through inf · 0, NaN;
+    gradkit's rows of equal values normalize to 0, as torch's own do with a tail of one."""
+    def norms(lib, count):
+        x = lib.full((1, 1, count), 1e200, dtype=lib.float64)
+        return [lib.nn.functional.layer_norm(x, (count,), eps=0.1).numpy(),
+                lib.group_norm(x, 1, eps=0.1).numpy()]
+    assert all((out == 0).all() for out in norms(gradkit, n) + norms(torch, 17))
+    assert all(np.isnan(out).all() for out in norms(torch, n))
+    problems, known = diff_program(generate(RandomDrawer(308608), "wide"))
+    assert problems and known.startswith("layer/group norm of a row whose mean exceeds")

@@ -21,8 +21,9 @@ from gradkit.memory_format import channels_last
 from gradkit.ops.arithmetic import add, div, mul, neg, sub
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import rsqrt
+from gradkit.ops.fused import fused_multiply_add as _fma_arrays
 from gradkit.ops.padding import pad
-from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.reduction import cumsum, mean
 from gradkit.ops.shape import permute, reshape
 from gradkit.ops.slicing import select
@@ -76,38 +77,18 @@ def kernel_layout(input) -> str | None:
         memory_format=channels_last) else None
 
 
-def _two_product(a, b) -> tuple:
-    """(a * b rounded, its exact error) of float64 arrays (Dekker's split)."""
-    product = a * b
-    scaled_a, scaled_b = 134217729.0 * a, 134217729.0 * b  # 2 ** 27 + 1
-    a_hi, b_hi = scaled_a - (scaled_a - a), scaled_b - (scaled_b - b)
-    a_lo, b_lo = a - a_hi, b - b_hi
-    return product, ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-
-
-def _fma_values(a, b, c):
-    """a * b + c rounded once, of arrays: float32 through float64 (the product exact, the
-    sum rounded twice, equal but at a rare tie); float64 by an error-free product and sum."""
-    xp = get_array_module(a)
-    if a.dtype == np.float32:
-        return (a.astype(np.float64) * b + c).astype(np.float32)
-    with np.errstate(all="ignore"):
-        product, error = _two_product(a, b)
-        total = product + c
-        part = total - product  # the two-sum: total + tail is product + c exactly
-        tail = (product - (total - part)) + (c - part)
-        exact = total + (tail + error)
-        return xp.where(xp.isfinite(exact), exact, product + c)
-
-
 def _with_value(t, value):
     """``t`` plus the constant that makes it ``value`` (a few ulps away: exact), so its
-    derivatives stay those of ``t``'s composition."""
+    derivatives stay those of ``t``'s composition; where no constant can (a NaN or infinite
+    composition that the fused value is not), the value itself."""
     xp = get_array_module(value)
     with np.errstate(invalid="ignore"):
         correction = value - t._data
+        lost = ~xp.isfinite(t._data) & (value != t._data) & ~(xp.isnan(value) & xp.isnan(t._data))
         correction = xp.where(xp.isnan(correction), 0.0, correction)  # equal infinities
-    return add(t, Tensor._make(correction.astype(value.dtype))) if correction.any() else t
+    if correction.any():
+        t = add(t, Tensor._make(correction.astype(value.dtype)))
+    return where(Tensor._make(lost), Tensor._make(value), t) if lost.any() else t
 
 
 def fused_multiply_add(a, b, c):
@@ -117,7 +98,8 @@ def fused_multiply_add(a, b, c):
     if a._data.dtype == np.float32:
         wide = add(mul(_as(a, np.float64), _as(b, np.float64)), _as(c, np.float64))
         return _as(wide, np.float32)
-    return _with_value(add(mul(a, b), c), _fma_values(a._data, b._data, c._data))
+    values = _fma_arrays(get_array_module(a._data), a._data, b._data, c._data)
+    return _with_value(add(mul(a, b), c), values)
 
 
 def _threaded_statistics(rows, dtype, threads: int) -> tuple:
@@ -138,9 +120,10 @@ def _threaded_statistics(rows, dtype, threads: int) -> tuple:
 def _fused_square_sums(deviations):
     """The sums of squares along the last dim of an array, each square added fused, from
     +0 in sequence (ATen's compiled loops)."""
-    total = get_array_module(deviations).zeros_like(deviations[..., 0])
+    xp = get_array_module(deviations)
+    total = xp.zeros_like(deviations[..., 0])
     for k in range(deviations.shape[-1]):
-        total = _fma_values(deviations[..., k], deviations[..., k], total)
+        total = _fma_arrays(xp, deviations[..., k], deviations[..., k], total)
     return total
 
 

@@ -13,9 +13,21 @@ _SPLIT = {np.dtype(np.float64): 134217729.0}  # 2**27 + 1: Dekker's split of a d
 
 def fused_multiply_add(xp, a, b, c):
     """a * b + c with one rounding (C's fma, which torch's kernels use): narrower floats in
-    float64, where a * b is exact; float64 with Dekker's exact product error."""
+    float64, where a * b is exact; float64 with Dekker's exact product error. A product
+    beyond the range is exact in an fma: an infinite c is the sum, else it is taken at a
+    quarter scale (at more than 4 times the largest double it is inf there too)."""
     if a.dtype not in _SPLIT:
         return (a.astype(np.float64) * b + c).astype(a.dtype)
+    with np.errstate(all="ignore"):
+        out = _fused_in_range(xp, a, b, c)
+        overflowed = xp.isinf(a * b) & xp.isfinite(a) & xp.isfinite(b)
+        if not overflowed.any():
+            return out
+        quarter = 4 * _fused_in_range(xp, a * 0.25, b, c * 0.25)
+        return xp.where(overflowed, xp.where(xp.isinf(c), c, quarter), out)
+
+
+def _fused_in_range(xp, a, b, c):
     product = a * b
     t = _SPLIT[a.dtype] * a
     a_high = t - (t - a)

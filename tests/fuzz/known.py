@@ -261,6 +261,15 @@ def _vectorized_softshrink_zero(program, mine: Result, theirs: Result) -> bool:
     return step is not None and "softshrink" in (step.op, step.params.get("fn"))
 
 
+def _vectorized_lerp_to_negative_zero(program, mine: Result, theirs: Result) -> bool:
+    """lerp with weight 1 to an end of -0.0: torch's vectorized loop computes
+    end + (end - self)(weight - 1), a zero of the sign opposite to self's (+0.0 for
+    self = -0.0), for the elements of its full vectors; its scalar loop and gradkit
+    end - (end - self)(1 - weight), -0.0 (breadth seed 2207478)."""
+    step = _first_signed_zero_step(program, mine, theirs)
+    return step is not None and step.op == "e_lerp" and step.params.get("w") == 1
+
+
 def _vectorized_complex_negation(program, mine: Result, theirs: Result) -> bool:
     """Only signed zeros differ, after a negation of a complex tensor: torch's vectorized loop
     computes it as 0 - x, +0.0 of a zero, for the elements of its full vectors (4 complex128
@@ -1845,6 +1854,28 @@ def _copy_from_a_conj_view_of_itself(program, mine: Result, theirs: Result) -> b
         mine.slots[program.steps[k].inputs[0]] == mine.slots[destination]
 
 
+_ROWWISE_MOMENT_NORMS = {"layer_norm", "native_layer_norm", "group_norm", "native_group_norm",
+                         "group"}
+
+
+def _rowwise_moments_of_a_huge_mean(program, mine: Result, theirs: Result) -> bool:
+    """The first value to differ is a layer or group norm's, NaN in torch and not here, of an
+    input with a finite |x| > 1.3e154: torch's RowwiseMoments combines each vector lane's
+    moments with the rest through delta² · c · m0, inf · 0 = NaN where a lane or the scalar
+    tail is empty (wide seed 308608)."""
+    first = _first_differing_value(program, mine, theirs)
+    if first is None:
+        return False
+    step, slot = first
+    kind = step.params.get("kind", step.params.get("call"))
+    if step.op != "b_layer_norm" and kind not in _ROWWISE_MOMENT_NORMS:
+        return False
+    x = np.real(mine.values[step.inputs[0]])
+    ours, torchs = mine.values[slot], theirs.values[slot]
+    return x.dtype.kind == "f" and bool((np.isfinite(x) & (np.abs(x) > 1.3e154)).any()) and \
+        ours.shape == torchs.shape and bool((np.isnan(torchs) & ~np.isnan(ours)).any())
+
+
 def _fused_group_norm_cancellation(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is a float32 group_norm's whose result torch's kernel takes as
     x * scale + (b - mean * scale) (scale = rstd * w): two products of |x| * |scale| that
@@ -2917,6 +2948,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "`softshrink` of a negative `x` inside", _vectorized_softshrink_zero),
     Known("the negation of a complex zero: +0.0 in torch's full vectors, -0.0 in its tail",
           "docs/numerics.md", "torch's vectorized complex negation", _vectorized_complex_negation),
+    Known("lerp with weight 1 to -0.0: a zero of either sign in torch's full vectors",
+          "docs/numerics.md", "torch's vectorized `lerp`", _vectorized_lerp_to_negative_zero),
     Known("a p=inf pdist or cdist of inputs equal but for rounding: its gradient goes to "
           "the coordinates that tie its maximum, which rounding decides",
           "docs/numerics.md", "the coordinates whose difference ties",
@@ -2980,6 +3013,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("a float32 group_norm: torch's fused x * scale + bias cancels in float32",
           "docs/numerics.md", "as `x * scale + (b - mean * scale)`",
           _fused_group_norm_cancellation),
+    Known("layer/group norm of a row whose mean exceeds 1.3e154: NaN in torch (empty lanes)",
+          "docs/numerics.md", "torch's `layer_norm` and `group_norm` of a row",
+          _rowwise_moments_of_a_huge_mean),
     Known("a copy from a conj view of its own destination: torch's kernel reads what it wrote",
           "docs/numerics.md", "reads elements it has already written",
           _copy_from_a_conj_view_of_itself),

@@ -134,3 +134,17 @@ def test_layer_norm_of_a_huge_mean_is_known(n):
     assert all(np.isnan(out).all() for out in norms(torch, n))
     problems, known = diff_program(generate(RandomDrawer(308608), "wide"))
     assert problems and known.startswith("layer/group norm of a row whose mean exceeds")
+
+
+def test_a_float_from_an_integer_tensor_torch_marks_is_the_known_requires_grad():
+    """greater_ of an int64 tensor with a float requiring grad, then copysign of it: torch's
+    integer tensor requires grad (the documented wart), so the float copy does too; a
+    sigmoid_ saves it, exp2_ writes it, and torch's backward refuses (wide seed 322809); its
+    backward of the copy alone fails an internal assert. gradkit's integer tensor requires no
+    grad, so nothing is saved and backward runs."""
+    flag = torch.tensor([[1]]).greater_(torch.tensor([[0.5]], requires_grad=True))
+    with pytest.raises(RuntimeError, match="isDifferentiableType"):
+        flag.copysign(-1.0).sum().backward()
+    problems, known = diff_program(generate(RandomDrawer(322809), "wide"))
+    assert problems and known == \
+        "an integer tensor written with a value that requires grad does not require grad"

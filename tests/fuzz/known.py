@@ -2928,6 +2928,10 @@ def _negated_complex_zero(program, mine: Result, theirs: Result) -> bool:
 
 
 KNOWN_DIFFERENCES: tuple[Known, ...] = (
+    # the setitem Known before the general one it is a case of
+    Known("a value from the graph written into a bool or integer tensor leaves it off the "
+          "graph (torch's requires grad)", "docs/torch_expectations.md",
+          "an integer tensor that requires grad", _write_into_an_integer_leaf_from_the_graph),
     Known("an integer tensor written with a value that requires grad does not require grad",
           "docs/numerics.md", "leaves the integer tensor not requiring grad",
           _integer_tensor_requires_grad),
@@ -3049,9 +3053,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "docs/numerics.md", "operand while it writes", _in_place_reads_expanded_self),
     Known("x ** False has gradient 0 (torch's is 0 * x ** -1, NaN at 0)", "docs/numerics.md",
           "`x ** False` differentiates as `x ** 0`", _pow_by_false_backward),
-    Known("a value from the graph written into a bool or integer tensor leaves it off the "
-          "graph (torch's requires grad)", "docs/torch_expectations.md",
-          "an integer tensor that requires grad", _write_into_an_integer_leaf_from_the_graph),
     Known("take_along_dim without dim (or isin's few test elements) of a non-contiguous input "
           "computes (torch's view(-1) refuses)", "docs/torch_expectations.md",
           "its `view(-1)` refuses", _take_along_flat_view),

@@ -148,3 +148,16 @@ def test_a_float_from_an_integer_tensor_torch_marks_is_the_known_requires_grad()
     problems, known = diff_program(generate(RandomDrawer(322809), "wide"))
     assert problems and known == \
         "an integer tensor written with a value that requires grad does not require grad"
+
+
+def test_an_lu_zero_pivot_of_an_infinite_matrix_in_forward_is_known():
+    """Known difference (the LAPACK-of-a-non-finite-matrix Known; strided_breadth seed
+    2240137): OpenBLAS's LU of this matrix divides by the inf pivots, so an exact 0 pivot is
+    left and gradkit's solve refuses the matrix as singular; torch's MKL carries NaN on."""
+    rows = [[0.5, 0, 0], [math.inf, -0.9, 0.8], [0.3, -math.inf, 0.7]]
+    a, b = (lib.tensor(rows, dtype=lib.complex128) for lib in (gradkit, torch))
+    with pytest.raises(RuntimeError, match="input matrix is singular"):
+        gradkit.linalg.solve(a, gradkit.ones(3, dtype=gradkit.complex128))
+    assert torch.linalg.solve(b, torch.ones(3, dtype=torch.complex128)).isnan().all()
+    problems, known = diff_program(generate(RandomDrawer(2240137), "strided_breadth"))
+    assert problems and known.startswith("a LAPACK routine of a non-finite matrix")

@@ -161,3 +161,24 @@ def test_an_lu_zero_pivot_of_an_infinite_matrix_in_forward_is_known():
     assert torch.linalg.solve(b, torch.ones(3, dtype=torch.complex128)).isnan().all()
     problems, known = diff_program(generate(RandomDrawer(2240137), "strided_breadth"))
     assert problems and known.startswith("a LAPACK routine of a non-finite matrix")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("rows", [1, 5])
+def test_cross_rounds_as_torchs_kernel(dtype, rows):
+    """torch's cross kernel, measured: float and double as a_j b_k - a_k b_j in one fma,
+    complex double with each complex product's parts fused, half and complex float rounded at
+    each step. gradkit's complex product was NumPy's, which fuses in its SIMD loop and not
+    for 0-d scalars, so the cross of a complex128 3-vector with itself was 0 here and
+    rounding noise in torch (strided_breadth seed 2252841: a NaN pattern downstream), and a
+    complex64 or float16 cross differed in the last bit at a quarter of the values."""
+    rng = np.random.default_rng(rows)
+    shape = (rows, 3) if rows > 1 else (3,)
+    a, b = (rng.standard_normal(shape) + (1j * rng.standard_normal(shape)
+                                           if dtype.startswith("complex") else 0)
+            for _ in range(2))
+    outs = [[lib.linalg.cross(lib.tensor(x).to(getattr(lib, dtype)),
+                              lib.tensor(y).to(getattr(lib, dtype))).numpy()
+             for x, y in ((a, b), (a, a))] for lib in (gradkit, torch)]
+    for ours, theirs in zip(*outs):
+        np.testing.assert_array_equal(ours.view(np.uint8), theirs.view(np.uint8))

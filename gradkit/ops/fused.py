@@ -63,6 +63,21 @@ def _widened(value):
     return value.astype(np.float32) if getattr(value, "dtype", None) == HALF else value
 
 
+def complex_product(xp, z, w, fused: bool):
+    """z * w as c10::complex's product, (a c - b d) + (a d + b c) j, with each part one fma
+    where torch's compiled loop contracts it (``fused``) or rounded at each step. NumPy's
+    own product depends on the loop it picks (its SIMD loop fuses, its 0-d scalars not)."""
+    a, b, c, d = z.real, z.imag, w.real, w.imag
+    with np.errstate(all="ignore"):
+        if fused:
+            real, imag = fused_multiply_add(xp, a, c, -(b * d)), fused_multiply_add(xp, a, d, b * c)
+        else:
+            real, imag = a * c - b * d, a * d + b * c
+    out = xp.empty(real.shape, dtype=xp.result_type(z, w))
+    out.real, out.imag = real, imag
+    return out
+
+
 def complex_quotient(xp, x, y):
     """x / y for complex arrays (broadcasting) as torch's CPU kernels divide: c10::complex's
     Smith division, the larger part of y first, with its multiply-adds fused (NumPy's is Smith's

@@ -4347,23 +4347,22 @@ def test_eig_vectors_of_a_repeated_eigenvalue_are_known():
         "its eigenspace"
 
 
-def test_branch_cut_of_a_complex_cross_of_itself_is_known():
-    """Known difference (docs/numerics.md, "gradients through it compare rounding noise";
-    breadth seed 141451): cross(v, v) of a complex v is rounding noise (torch's products may
-    leave 1e-17 where gradkit's cancel), and acosh_ of it sits on acosh's branch cut at 0:
-    the imaginary part is +-pi/2 by the noise's sign; both are |pi/2| from a real part
-    within noise of 0."""
+def test_branch_cut_of_a_complex_cross_of_itself_is_torchs():
+    """breadth seed 141451, a Known until the twenty-third session: cross(v, v) of a complex
+    v is rounding noise, and acosh_ of it sits on acosh's branch cut at 0, the imaginary part
+    +-pi/2 by the noise's sign. gradkit's products cancelled exactly where torch's left
+    1e-17; its cross now rounds as torch's kernel, so the noise and the signs are torch's."""
     values = [[0.3 + 0.7j, -1.1 + 0.2j, 0.5 - 0.4j], [0.9 + 1.3j, -0.2 - 0.6j, 1.7 + 0.1j]]
+    outs = []
     for m in (gradkit, torch):
         v = m.tensor(values, dtype=m.complex128)
         cross = m.linalg.cross(v, v)
         assert cross.abs().max().item() < 1e-15
-        out = cross.acosh_().numpy()
-        np.testing.assert_allclose(np.abs(out.imag), math.pi / 2, rtol=1e-15)
-        assert np.abs(out.real).max() < 1e-15
+        outs.append((cross.numpy().copy(), cross.acosh_().numpy()))
+    for ours, theirs in zip(*outs):
+        np.testing.assert_array_equal(ours.view(np.uint8), theirs.view(np.uint8))
     problems, known = diff_program(generate(RandomDrawer(141451), "breadth"))
-    assert problems and known == "gradients (and values) through cross(v, v), which is " \
-        "rounding noise in both"
+    assert not problems
 
 
 @pytest.mark.parametrize("bound", ["clamp_min", "clamp_max", "clamp"])

@@ -67,14 +67,14 @@ def complex_product(xp, z, w, fused: bool):
     """z * w as c10::complex's product, (a c - b d) + (a d + b c) j, with each part one fma
     where torch's compiled loop contracts it (``fused``) or rounded at each step. NumPy's
     own product depends on the loop it picks (its SIMD loop fuses, its 0-d scalars not)."""
-    a, b, c, d = z.real, z.imag, w.real, w.imag
+    a, b, c, d = xp.real(z), xp.imag(z), xp.real(w), xp.imag(w)
     with np.errstate(all="ignore"):
         if fused:
             real, imag = fused_multiply_add(xp, a, c, -(b * d)), fused_multiply_add(xp, a, d, b * c)
         else:
             real, imag = a * c - b * d, a * d + b * c
     out = xp.empty(real.shape, dtype=xp.result_type(z, w))
-    out.real, out.imag = real, imag
+    xp.real(out)[...], xp.imag(out)[...] = real, imag
     return out
 
 

@@ -567,11 +567,10 @@ def _matrix_exp_gradient_of_a_large_norm(program, mine: Result, theirs: Result) 
 
 
 def _cross_of_itself(program, mine: Result, theirs: Result) -> bool:
-    """cross(v, v) is rounding noise (each a * b - b * a rounded once, as torch's fma; of a
-    complex v torch's products leave 1e-17 where gradkit's cancel), and v itself one rounding
-    from torch's (an FFT, a sum): only gradients through that noise differ (a product's
-    gradient at its near-zero factors), or values computed from it (acosh_ of it on its
-    branch cut: breadth seed 141451)."""
+    """cross(v, v) is rounding noise (each a * b - b * a rounded as torch's kernel, bit for
+    bit), and v itself one rounding from torch's (an FFT, a sum): only gradients through that
+    noise differ (a product's gradient at its near-zero factors), or values computed from it
+    (a branch cut after it)."""
     first = len(program.leaves)
     slots = [first + k for k, s in enumerate(program.steps) if s.op.startswith("e_cross") and
              len(s.inputs) == 2 and s.inputs[0] == s.inputs[1]]

@@ -182,3 +182,32 @@ def test_cross_rounds_as_torchs_kernel(dtype, rows):
              for x, y in ((a, b), (a, a))] for lib in (gradkit, torch)]
     for ours, theirs in zip(*outs):
         np.testing.assert_array_equal(ours.view(np.uint8), theirs.view(np.uint8))
+
+
+def test_a_float_computed_from_an_integer_tensor_torch_marks_is_the_known_requires_grad():
+    """less_equal_ of an int64 tensor with a float requiring grad, then arccos of it: torch's
+    integer tensor requires grad (the documented wart), so its arccos does too; gradkit's
+    requires none, so neither does the arccos (wide seed 387429)."""
+    for lib in (torch, gradkit):
+        flag = lib.zeros(2, dtype=lib.int64).less_equal_(lib.tensor(0.5, requires_grad=True))
+        assert flag.arccos().requires_grad == (lib is torch)
+    problems, known = diff_program(generate(RandomDrawer(387429), "wide"))
+    assert problems and known == \
+        "an integer tensor written with a value that requires grad does not require grad"
+
+
+def test_a_write_through_an_unsafe_piece_into_a_saved_result_is_known():
+    """Known difference (docs/api.md, "reaches torch's backward"; wide seed 368254): an
+    unsafe_chunk piece of segment_reduce's result, written in place (no version check, as
+    torch documents): torch's prod gradient reads the written output (grad * output / data),
+    gradkit's composed node its own product, the unwritten gradient."""
+    def gradient(lib):
+        x = lib.tensor([[0.3, -0.2]], requires_grad=True)
+        out = lib.segment_reduce(x, "prod", lengths=lib.tensor([1, 0, 0]), initial=0.5)
+        lib.unsafe_chunk(out, 1, -1)[0].logical_or_(lib.tensor(1.0))
+        weights = lib.tensor([[2.0, 3.0], [1.0, 1.0], [1.0, 1.0]])
+        return lib.autograd.grad((out * weights).sum(), x)[0].tolist()
+    assert gradient(gradkit) == [[1.0, 1.5]]
+    np.testing.assert_allclose(gradient(torch), [[2 / 0.3, 3 / -0.2]], rtol=1e-6)
+    problems, known = diff_program(generate(RandomDrawer(368254), "wide"))
+    assert problems and known.startswith("a write through an unsafe split's piece")

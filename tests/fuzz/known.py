@@ -71,7 +71,18 @@ def _integer_tensor_requires_grad(program, mine: Result, theirs: Result) -> bool
         # 168923: cosh, negative_; 322809: sigmoid_, exp2_ of its copysign)
         return any(t and not m and v.dtype.kind in "biu"
                    for t, m, v in zip(theirs.flags, mine.flags, theirs.values))
-    return _only_flags_differ(mine, theirs, "biu")
+    return _flags_from_an_integer_torch_marks(program, mine, theirs)
+
+
+def _flags_from_an_integer_torch_marks(program, mine: Result, theirs: Result) -> bool:
+    """Only requires_grad differs, torch's True, on integer/bool tensors and on values
+    computed from them (wide seed 387429: arccos of such a tensor)."""
+    if len(mine.flags) != len(theirs.flags) or compare(mine, theirs._replace(flags=mine.flags)):
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(mine.flags, theirs.flags)) if a != b]
+    integers = {i for i in differ if mine.values[i].dtype.kind in "biu"}
+    return bool(integers) and all(
+        theirs.flags[i] and (i in integers or _sources(program, i) & integers) for i in differ)
 
 
 def _leaf_dtype(program, slot: int) -> str:
@@ -2331,6 +2342,23 @@ _segment_reduce_double_backward = _no_torch_double_backward(
     (("segment_reduce", "w_segment_reduce"),))
 
 
+def _write_through_an_unsafe_piece(program, mine: Result, theirs: Result) -> bool:
+    """An in-place write into a piece of unsafe_split/unsafe_chunk, whose memory is a saved
+    result's (no version check: torch's documented unsafety): torch's backward reads the
+    written values (segment_reduce's prod gradient grad * output / data), gradkit's composed
+    node its own arrays (wide seed 368254). Only gradients differ, or torch's double backward
+    fails where gradkit's has none to refuse."""
+    first = len(program.leaves)
+    pieces = {first + k for k, s in enumerate(program.steps) if s.op == "fb_view_copies"
+              and s.params["kind"].startswith("unsafe_")}
+    if not any(OPS[s.op].inplace and s.inputs[0] in pieces for s in program.steps):
+        return False
+    problems = compare(mine, theirs)
+    return bool(problems) and all(p.startswith(("grads", "signed zero in grads")) or (
+        p.startswith("missing error") and theirs.error[0] == "double backward")
+        for p in problems)
+
+
 def _addmv_into_overlapping_memory(program, mine: Result, theirs: Result) -> bool:
     """addmv_ into an expanded tensor: torch's BLAS path has no overlap check, so it writes
     each element over the one it shares memory with (and refuses a recorded write in
@@ -3027,6 +3055,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
           "torch's overflows", _overflow_at_the_edge),
     Known("a step that turns a rounding difference of its input into another number",
           "docs/numerics.md", "turn a last-bit difference", _rounding_amplified),
+    Known("a write through an unsafe split's piece into a saved result reaches torch's "
+          "backward, not gradkit's composed node", "docs/api.md",
+          "reaches torch's backward", _write_through_an_unsafe_piece),
     Known("a float32 group_norm: torch's fused x * scale + bias cancels in float32",
           "docs/numerics.md", "as `x * scale + (b - mean * scale)`",
           _fused_group_norm_cancellation),

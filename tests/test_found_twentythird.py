@@ -211,3 +211,17 @@ def test_a_write_through_an_unsafe_piece_into_a_saved_result_is_known():
     np.testing.assert_allclose(gradient(torch), [[2 / 0.3, 3 / -0.2]], rtol=1e-6)
     problems, known = diff_program(generate(RandomDrawer(368254), "wide"))
     assert problems and known.startswith("a write through an unsafe split's piece")
+
+
+@pytest.mark.parametrize("bound", ["clamp_max_", "clamp_min_"])
+def test_an_in_place_clamp_by_a_tensor_tie_written_into_a_slot_is_known(bound):
+    """Known difference (the vectorized-tie Known; wide seed 382576): clamp_max_ by a tensor
+    of -0.0 against +0.0 keeps the input in torch's scalar loop (as gradkit) and takes the
+    bound in its vectorized lanes. The Known now also finds the step that wrote a slot in
+    place after the step that made it."""
+    def signs(lib, n):
+        x = lib.full((n,), -0.0, dtype=lib.float64)
+        return np.signbit(getattr(x, bound)(lib.zeros(n, dtype=lib.float64)).numpy())
+    assert signs(gradkit, 64).all() and signs(torch, 1).all() and not signs(torch, 64).any()
+    problems, known = diff_program(generate(RandomDrawer(382576), "wide"))
+    assert problems and known.startswith("max/min/clamp tie of 0.0 and -0.0")

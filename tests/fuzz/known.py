@@ -216,26 +216,44 @@ def _stale_view_read_after_the_kernel(program, mine: Result, theirs: Result) -> 
         "its base or another view of its base has been modified inplace" in theirs.message
 
 
-def _first_signed_zero_step(program, mine: Result, theirs: Result):
-    """The step whose output is the first slot where only the sign of a zero differs, when
-    nothing but signed zeros differs; else None."""
+def _first_signed_zero_slot(mine: Result, theirs: Result) -> int | None:
+    """The first slot where only the sign of a zero differs, when nothing but signed zeros
+    differs; else None."""
     problems = compare(mine, theirs)
     if not problems or not all(p.startswith("signed zero") for p in problems):
         return None
-    first = min(int(p.split("[", 1)[1].split("]", 1)[0]) for p in problems)
-    k = first - len(program.leaves)
+    return min(int(p.split("[", 1)[1].split("]", 1)[0]) for p in problems)
+
+
+def _first_signed_zero_step(program, mine: Result, theirs: Result):
+    """The step whose output is the first slot where only the sign of a zero differs, when
+    nothing but signed zeros differs; else None."""
+    first = _first_signed_zero_slot(mine, theirs)
+    k = -1 if first is None else first - len(program.leaves)
     return program.steps[k] if 0 <= k < len(program.steps) else None
 
 
+def _signed_zero_writers(program, mine: Result, theirs: Result) -> list:
+    """The steps that made or wrote in place the tensor of the first slot where only the sign
+    of a zero differs (a slot shows its tensor's final values)."""
+    first = _first_signed_zero_slot(mine, theirs)
+    if first is None or len(mine.slots) != len(program.leaves) + len(program.steps):
+        return []
+    return [s for k, s in enumerate(program.steps)
+            if mine.slots[len(program.leaves) + k] == mine.slots[first]]
+
+
 _TIE_PICKERS = {"maximum", "minimum", "max", "min", "amax", "amin0", "amax_dim_raw",
-                "max_dim_raw", "e2_clamp_min", "b_clamp_tensor"}
+                "max_dim_raw", "e2_clamp_min", "b_clamp_tensor",
+                "clamp_min_tensor_", "clamp_max_tensor_"}  # w_binary_'s names (seed 382576)
 
 
 def _vectorized_tie(program, mine: Result, theirs: Result) -> bool:
     """A tie of 0.0 and -0.0 in max/min/maximum/minimum or a tensor-bounded clamp, where
     torch's vectorized loop picked by lane (tensors of 16 float32 / 8 float64 elements or more)."""
-    step = _first_signed_zero_step(program, mine, theirs)
-    return step is not None and (step.op in _TIE_PICKERS or step.params.get("fn") in _TIE_PICKERS)
+    return any(step.op in _TIE_PICKERS or step.params.get("fn") in _TIE_PICKERS
+               or step.params.get("name") in _TIE_PICKERS
+               for step in _signed_zero_writers(program, mine, theirs))
 
 
 def _zero_of_noise_of_another_sign(program, mine: Result, theirs: Result) -> bool:

@@ -236,3 +236,24 @@ def test_torchs_backward_of_a_reshaped_conj_view_out_of_range_is_known():
     problems, known = diff_program(generate(RandomDrawer(383153), "wide"))
     assert problems and known.startswith("torch's backward of a conj view reshaped in place")
     assert any("Dimension out of range" in p or "error type" in p for p in problems)
+
+
+def test_a_view_of_a_base_squared_in_place_then_detached_is_known():
+    """Known difference (docs/autograd.md, "The two differ only when the base is"; views seed
+    7204377): y.mul_(y) saves y itself, then y.detach_(). torch rebuilds the earlier view's
+    history at its first read, from the detached base: no gradient. gradkit's view kept the
+    history of the write, whose node refuses the detached saved tensor."""
+    def outcome(lib):
+        x = lib.tensor([-0.24, 0.46], requires_grad=True)
+        y = x.clone()
+        view = y.squeeze()
+        y.mul_(y)
+        y.detach_()
+        try:
+            return lib.autograd.grad((view * 2).sum(), x, allow_unused=True)[0]
+        except RuntimeError as error:
+            return str(error)
+    assert outcome(torch) is None
+    assert outcome(gradkit).startswith("Trying to use a saved tensor that has been detached")
+    problems, known = diff_program(generate(RandomDrawer(7204377), "views"))
+    assert problems and known.startswith("a view of a base written in place, then detach_()ed")

@@ -164,9 +164,9 @@ def _view_of_detached_base(program, mine: Result, theirs: Result) -> bool:
         after = mine.error[0] in ("backward", "double backward") or \
             int(mine.error[0].split()[1]) > last_detach
         return written and after
-    if mine.error is not None and not (
-            mine.error[0] == "backward" and mine.message.startswith(_SAVED_WRITTEN)):
-        return False
+    if mine.error is not None and not (mine.error[0] == "backward" and mine.message.startswith(
+            (_SAVED_WRITTEN, "Trying to use a saved tensor that has been detached"))):
+        return False  # (the node saved the base itself, detached: views seed 7204377)
     stale = len(mine.flags) == len(theirs.flags) and all(
         a == b or (a and not b) for a, b in zip(mine.flags, theirs.flags))
     return written and stale and not compare(mine, theirs._replace(

@@ -18,17 +18,18 @@ def fused_multiply_add(xp, a, b, c):
     quarter scale (at more than 4 times the largest double it is inf there too)."""
     if a.dtype not in _SPLIT:
         return (a.astype(np.float64) * b + c).astype(a.dtype)
+    product = a * b
+    out = _fused_in_range(xp, a, b, c, product)
+    infinite = xp.isinf(product)
+    if not infinite.any():
+        return out
     with np.errstate(all="ignore"):
-        out = _fused_in_range(xp, a, b, c)
-        overflowed = xp.isinf(a * b) & xp.isfinite(a) & xp.isfinite(b)
-        if not overflowed.any():
-            return out
-        quarter = 4 * _fused_in_range(xp, a * 0.25, b, c * 0.25)
+        overflowed = infinite & xp.isfinite(a) & xp.isfinite(b)
+        quarter = 4 * _fused_in_range(xp, a * 0.25, b, c * 0.25, (a * 0.25) * b)
         return xp.where(overflowed, xp.where(xp.isinf(c), c, quarter), out)
 
 
-def _fused_in_range(xp, a, b, c):
-    product = a * b
+def _fused_in_range(xp, a, b, c, product):
     t = _SPLIT[a.dtype] * a
     a_high = t - (t - a)
     a_low = a - a_high

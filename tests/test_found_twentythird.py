@@ -257,3 +257,18 @@ def test_a_view_of_a_base_squared_in_place_then_detached_is_known():
     assert outcome(gradkit).startswith("Trying to use a saved tensor that has been detached")
     problems, known = diff_program(generate(RandomDrawer(7204377), "views"))
     assert problems and known.startswith("a view of a base written in place, then detach_()ed")
+
+
+@pytest.mark.parametrize("name", ["asin", "acos"])
+@pytest.mark.parametrize("z", [1e200j, -1e200j, complex(1e200, 1e200), 0.5 + 2j])
+def test_complex_asin_and_acos_derivatives_at_a_huge_argument_are_torchs(name, z):
+    """torch's derivative is (-x * x + 1).rsqrt(); gradkit's was (1 - x * x).rsqrt(), and a
+    tensor's 1 - z multiplies z by -1 + 0j (torch's rsub too), NaN beside the inf part of
+    z² = -inf + 0j: the gradient with create_graph was NaN where torch's is 0 (scan of
+    complex derivatives at extremes)."""
+    def derivatives(lib):
+        x = lib.tensor([z], dtype=lib.complex128, requires_grad=True)
+        g, = lib.autograd.grad(getattr(lib, name)(x), x, lib.ones_like(x), create_graph=True)
+        gg, = lib.autograd.grad(g, x, lib.full_like(g, 0.5 - 0.25j))
+        return [_bits(t.detach().resolve_conj().numpy().view(np.float64)) for t in (g, gg)]
+    assert derivatives(gradkit) == derivatives(torch)

@@ -268,7 +268,8 @@ def asin(xp, x):
     return xp.arcsin(x)
 
 
-asin.defderivative(lambda x: rsqrt(1 - x * x))
+# torch's (-x * x + 1): 1 - z would multiply z by -1 + 0j, NaN beside an inf part
+asin.defderivative(lambda x: rsqrt(-x * x + 1))
 
 
 @unary(floating=True, method=True, inplace=True)
@@ -279,7 +280,7 @@ def acos(xp, x):
     return xp.arccos(x)
 
 
-acos.defderivative(lambda x: -rsqrt(1 - x * x))
+acos.defderivative(lambda x: -rsqrt(-x * x + 1))
 
 
 @unary(floating=True, method=True, inplace=True)

@@ -272,3 +272,20 @@ def test_complex_asin_and_acos_derivatives_at_a_huge_argument_are_torchs(name, z
         gg, = lib.autograd.grad(g, x, lib.full_like(g, 0.5 - 0.25j))
         return [_bits(t.detach().resolve_conj().numpy().view(np.float64)) for t in (g, gg)]
     assert derivatives(gradkit) == derivatives(torch)
+
+
+@pytest.mark.parametrize("alpha", [2, 2.5, -1, 0.5 + 1j])
+def test_complex_sub_gradient_of_other_is_torchs_zero_signs(alpha):
+    """torch's gradient of sub's other is -grad * conj(alpha): the negation first, then a
+    complex product. gradkit's grad * -conj(alpha) gave -2 + 0j where torch's is -2 - 0j
+    (scan of complex binary ops at one element)."""
+    def gradients(lib):
+        out = []
+        for upstream in (1 + 0j, -1 + 0j, 1j, -1j, complex(-0.0, 1)):
+            x = lib.tensor([0.5 + 0.5j], dtype=lib.complex128, requires_grad=True)
+            y = lib.tensor([1 + 1j], dtype=lib.complex128, requires_grad=True)
+            g, = lib.autograd.grad(lib.sub(x, y, alpha=alpha), y,
+                                   lib.tensor([upstream], dtype=lib.complex128))
+            out += _bits(g.numpy().view(np.float64))
+        return out
+    assert gradients(gradkit) == gradients(torch)

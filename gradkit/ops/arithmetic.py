@@ -98,8 +98,9 @@ def _is_bool(v) -> bool:
     return isinstance(v, (bool, np.bool_)) or getattr(getattr(v, "dtype", None), "kind", "") == "b"
 
 
+# torch's -grad * conj(alpha): the negation first, then a complex product (zero signs)
 sub.defvjp(lambda g, alpha: g,
-           lambda g, alpha: -g if alpha == 1 else g * -conj(alpha))
+           lambda g, alpha: -g if alpha == 1 else -g * conj(alpha))
 sub.defjvp(lambda t, alpha: t,
            lambda t, alpha: -t if alpha == 1 else t * -alpha)
 sub.numbers = numbers_reader("sub", alpha=None)

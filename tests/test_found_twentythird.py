@@ -289,3 +289,16 @@ def test_complex_sub_gradient_of_other_is_torchs_zero_signs(alpha):
             out += _bits(g.numpy().view(np.float64))
         return out
     assert gradients(gradkit) == gradients(torch)
+
+
+@pytest.mark.parametrize("dtype", ["complex128", "complex64"])
+def test_complex_pow_gradient_of_a_negative_zero_imaginary_exponent_is_torchs(dtype):
+    """torch's pow_backward_self takes exponent - 1 with its sub, whose complex alpha product
+    makes a -0.0 imaginary part +0.0; gradkit's exponent - 1 kept -0.0, so the gradient of
+    0.5 ** (-2 - 0j) had imaginary part +0.0 where torch's is -0.0 (complex binary scan)."""
+    def gradient(lib):
+        x = lib.tensor([0.5 + 0j, -1.5 + 2j], dtype=getattr(lib, dtype), requires_grad=True)
+        y = lib.tensor([complex(-2, -0.0), complex(3, -0.0)], dtype=getattr(lib, dtype))
+        return _bits(lib.autograd.grad((x ** y).sum().real, x)[0].numpy().view(
+            np.float64 if dtype == "complex128" else np.float32))
+    assert gradient(gradkit) == gradient(torch)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import cmath
 import math
 
-from gradkit.ops.arithmetic import mul, pow  # noqa: A004 - torch's name
+from gradkit.ops.arithmetic import mul, pow, sub  # noqa: A004 - torch's name
 from gradkit.ops.complex import conj, imag, real
 from gradkit.ops.conversion import astype
 from gradkit.ops.elementwise import log
@@ -53,7 +53,8 @@ def _pow_vjp_base(g, x, y, out):
     # g * y x**(y-1), 0 where y == 0 even at x == 0 or a NaN g: torch's pow_backward_self
     # selects after multiplying (pow: x ** -0.5 is torch's rsqrt)
     # (mul, not NumPy's `*`: a 0-d float64 y would make a float32 x's gradient float64)
-    return where(y == 0, 0.0, g * conj(mul(y, pow(x, y - 1))))
+    # (y - 1 as torch's sub: its complex alpha product makes a -0.0 imaginary part +0.0)
+    return where(y == 0, 0.0, g * conj(mul(y, pow(x, sub(y, 1)))))
 
 
 pow.defvjp(_pow_vjp_base,

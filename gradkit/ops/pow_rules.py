@@ -53,8 +53,10 @@ def _pow_vjp_base(g, x, y, out):
     # g * y x**(y-1), 0 where y == 0 even at x == 0 or a NaN g: torch's pow_backward_self
     # selects after multiplying (pow: x ** -0.5 is torch's rsqrt)
     # (mul, not NumPy's `*`: a 0-d float64 y would make a float32 x's gradient float64)
-    # (y - 1 as torch's sub: its complex alpha product makes a -0.0 imaginary part +0.0)
-    return where(y == 0, 0.0, g * conj(mul(y, pow(x, sub(y, 1)))))
+    # (a complex y - 1 as torch's sub: its alpha product makes a -0.0 imaginary part +0.0;
+    # a bool y's is gradkit's, where torch's sub raises: docs/numerics.md)
+    less_one = sub(y, 1) if _array_dtype(y).kind == "c" else y - 1
+    return where(y == 0, 0.0, g * conj(mul(y, pow(x, less_one))))
 
 
 pow.defvjp(_pow_vjp_base,

@@ -165,8 +165,9 @@ def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
         xp, _wide(x), dim, _correction(correction, unbiased), keepdim, "var"), x))
 
 
-def _var_slope(x, dim, unbiased, correction):
-    """d var / d x: 2 (x - mean) / (n - correction), as torch's var_backward.
+def _var_backward(g, x, dim, unbiased, correction):
+    """torch's var_backward of a gradient ``g`` broadcast to x: ``(2 / (n - correction)) * g
+    * (x - mean)`` in that order, so a 0 gradient stays 0 where 2 (x - mean) overflows.
 
     Over all elements with n <= correction torch answers NaN where x equals the mean and inf
     elsewhere; along a dim it divides by n - correction as is (0 * inf = NaN there).
@@ -175,13 +176,13 @@ def _var_slope(x, dim, unbiased, correction):
     n = reduced_count(tuple(x.shape), dim)
     average = mean(x, axes(dim, x.ndim), True)
     if (dim is None or x.ndim == 0) and n <= c:  # x == mean, not x - mean == 0: inf - inf
-        return where(x == average, math.nan, math.inf)
-    return (x - average) * (2.0 / (n - c) if n != c else math.inf)
+        return g * where(x == average, math.nan, math.inf)
+    return g * (2.0 / (n - c) if n != c else math.inf) * (x - average)
 
 
 def _var_grad(g, x, dim, unbiased, keepdim, correction):
-    return expand_back(g, tuple(x.shape), dim, keepdim) * _var_slope(x, dim, unbiased,
-                                                                      correction)
+    return _var_backward(expand_back(g, tuple(x.shape), dim, keepdim), x, dim, unbiased,
+                         correction)
 
 
 var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
@@ -189,8 +190,9 @@ var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
 
 
 def _var_jvp(t, x, dim, unbiased, keepdim, correction):
-    slope = _var_slope(x, dim, unbiased, correction)
-    return sum(real(conj(slope) * t), axes(dim, x.ndim), keepdim)
+    # torch's: real(var_backward(conj(t), x)) summed over dim
+    return sum(real(_var_backward(conj(t), x, dim, unbiased, correction)), axes(dim, x.ndim),
+               keepdim)
 
 
 var.defjvp(_var_jvp)

@@ -1,0 +1,43 @@
+"""Differences found in the twenty-third session by the scan of reductions and normalizations
+at the float range's ends (scanred lane): each program run in gradkit and in torch 2.13
+(skipped without torch)."""
+import math
+
+import numpy as np
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+def _bits(array) -> list:
+    """Each value exactly, a NaN as 'nan' and a zero with its sign."""
+    return ["nan" if math.isnan(v) else repr(float(v)) for v in np.asarray(array).ravel()]
+
+
+def _variance_gradients(lib, name: str, correction: int, dim, upstream: float) -> list:
+    x = lib.tensor([1.7e308, -1.7e308, 2.5], dtype=lib.float64, requires_grad=True)
+    out = getattr(lib, name)(x, dim, correction=correction)
+    outs = out if isinstance(out, tuple) else (out,)
+    g, = lib.autograd.grad(outs, x, [lib.full_like(o, upstream) for o in outs])
+    fa = lib.autograd.forward_ad
+    with fa.dual_level():
+        dual = getattr(lib, name)(fa.make_dual(x.detach(), lib.full_like(x, upstream)), dim,
+                                  correction=correction)
+        duals = dual if isinstance(dual, tuple) else (dual,)
+        tangents = [_bits(fa.unpack_dual(d).tangent.numpy()) for d in duals]
+    return _bits(g.numpy()) + tangents
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean"])
+@pytest.mark.parametrize("correction", [0, 1, 2])
+@pytest.mark.parametrize("dim", [None, 0])
+@pytest.mark.parametrize("upstream", [0.0, 1.0])
+def test_variance_backward_multiplies_as_torchs(name, correction, dim, upstream):
+    """scan: var of [1.7e308, -1.7e308] with a 0 upstream gradient had NaN gradients here and
+    0 in torch: torch's var_backward is `(2 / (n - correction)) * grad * (x - mean)` in that
+    order, so the 0 is multiplied before 2 (x - mean) overflows; gradkit multiplied the
+    overflowing slope last. Its forward AD is var_backward of the tangent, summed."""
+    assert _variance_gradients(gradkit, name, correction, dim, upstream) == \
+        _variance_gradients(torch, name, correction, dim, upstream)

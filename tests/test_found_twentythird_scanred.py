@@ -41,3 +41,28 @@ def test_variance_backward_multiplies_as_torchs(name, correction, dim, upstream)
     overflowing slope last. Its forward AD is var_backward of the tangent, summed."""
     assert _variance_gradients(gradkit, name, correction, dim, upstream) == \
         _variance_gradients(torch, name, correction, dim, upstream)
+
+
+def _variance_values(lib, name: str, values: list, dtype: str, dim, correction: int) -> list:
+    x = lib.tensor(values, dtype=getattr(lib, dtype)).reshape(2, -1)
+    out = getattr(lib, name)(x, dim, correction=correction)
+    return [_bits(o.numpy()) for o in (out if isinstance(out, tuple) else (out,))]
+
+
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("values", [
+    [1.7e308, 1.7e308, 2.5, 2.5], [-1.7e308, -0.0, 1.7e308, -40.0, 1e200, -40.0],
+    [math.inf, 2.5, 2.5, math.inf], [1e200, -1e200, 1e154, math.nan, 0.0, -40.0]])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dim", [0, 1, None])
+@pytest.mark.parametrize("correction", [0, 1, 2])
+def test_variance_at_the_range_ends_is_torchs_welford_pass(name, values, dtype, dim,
+                                                           correction):
+    """scan: var_mean of [1.7e308, 1.7e308] had mean inf here (NumPy's sum overflows) and
+    1.7e308 in torch, var along a dim of [-1.7e308, -0.0, 1.7e308] inf here and NaN in torch
+    (x - mean overflows), var_mean's mean of [inf, 2.5] inf here and NaN in torch. torch's
+    var/std along a dim and var_mean/std_mean are one Welford pass in double; gradkit now
+    replays it on the rows holding a value beyond 1e150, inf or NaN (elsewhere no step
+    overflows, and NumPy's two-pass result is within rounding)."""
+    assert _variance_values(gradkit, name, values, dtype, dim, correction) == \
+        _variance_values(torch, name, values, dtype, dim, correction)

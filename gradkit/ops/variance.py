@@ -67,11 +67,43 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
             shape = tuple(1 if i in ax else n for i, n in enumerate(x.shape)
                           if keepdim or i not in ax)
             return xp.full(shape, np.nan, dtype=x.real.dtype)
-        return _welford_zeros(xp, x, ax, xp.var(x, axis=ax, ddof=correction, keepdims=keepdim),
-                              name.endswith("_mean"))
-    warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
-                 "than the reduction factor (input numel divided by output numel).")
-    return _divided_by_nothing(xp, x, ax, correction, keepdim)
+        result = _welford_zeros(xp, x, ax, xp.var(x, axis=ax, ddof=correction,
+                                                  keepdims=keepdim), name.endswith("_mean"))
+    else:
+        warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                     "less than the reduction factor (input numel divided by output numel).")
+        result = _divided_by_nothing(xp, x, ax, correction, keepdim)
+    # torch's var/std of one result is two-pass (as NumPy's), the rest a Welford pass
+    return result if result.size <= 1 and not name.endswith("_mean") else \
+        _welford_ends(xp, x, ax, correction, result, 0)
+
+
+# below it no Welford step overflows (x - mean, delta squared) and NumPy's var is within rounding
+_ORDINARY = 1e150
+
+
+def _welford_ends(xp, x, ax: tuple, correction, result, which: int):
+    """``result`` (NumPy's var, ``which`` 0, or mean, 1) with torch's Welford pass replayed
+    in double along the rows holding a value beyond 1e150, inf or NaN: its steps overflow
+    there (var NaN where NumPy's is inf, the mean of [inf, 2.5] NaN) or keep a mean finite
+    that NumPy's sum overflows (the mean of two 1.7e308)."""
+    if xp is not np or not ax or x.dtype.kind != "f" or not x.size:
+        return result
+    kept = x.ndim - len(ax)
+    rows = np.moveaxis(x, ax, range(kept, x.ndim)).reshape(-1, reduced_count(x.shape, ax))
+    extreme = ~(np.abs(rows) <= _ORDINARY).all(axis=1)
+    if not extreme.any():
+        return result
+    values = rows[extreme].astype(np.float64)
+    mean = m2 = np.zeros(len(values))
+    with np.errstate(all="ignore"):
+        for i in range(values.shape[1]):
+            delta = values[:, i] - mean
+            mean = mean + delta / (i + 1)
+            m2 = m2 + delta * (values[:, i] - mean)
+        patched = result.reshape(-1).copy()
+        patched[extreme] = mean if which else m2 / max(values.shape[1] - correction, 0)
+    return patched.reshape(result.shape)
 
 
 def _divided_by_nothing(xp, x, ax: tuple, correction, keepdim: bool):
@@ -230,7 +262,13 @@ def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(var, mean) in one node with two outputs, as torch's VarMeanBackward0."""
     c, wide = _correction(correction, unbiased), _wide(x)
     return (_narrow(_variance(xp, wide, dim, c, keepdim, "var_mean"), x),
-            _narrow(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x, real=False))
+            _narrow(_welford_mean(xp, wide, dim, keepdim), x, real=False))
+
+
+def _welford_mean(xp, x, dim, keepdim: bool):
+    """The mean torch's var_mean / std_mean return: their Welford pass's."""
+    ax = axes(dim, x.ndim)
+    return _welford_ends(xp, x, ax, 0, xp.mean(x, axis=ax, keepdims=keepdim), 1)
 
 
 def _mean_grad(g, x, dim, keepdim):
@@ -262,7 +300,7 @@ def _std_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(std, mean) in one node with two outputs, as torch's StdMeanBackward0."""
     c, wide = _correction(correction, unbiased), _wide(x)
     return (_narrow(xp.sqrt(_variance(xp, wide, dim, c, keepdim, "std_mean")), x),
-            _narrow(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x, real=False))
+            _narrow(_welford_mean(xp, wide, dim, keepdim), x, real=False))
 
 
 def _std_mean_vjp(grads, x, out, dim, unbiased, keepdim, correction):

@@ -66,3 +66,23 @@ def test_variance_at_the_range_ends_is_torchs_welford_pass(name, values, dtype, 
     overflows, and NumPy's two-pass result is within rounding)."""
     assert _variance_values(gradkit, name, values, dtype, dim, correction) == \
         _variance_values(torch, name, values, dtype, dim, correction)
+
+
+def _rms_norm_derivatives(lib, values: list, dtype: str, upstream: float) -> list:
+    x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+    y = lib.nn.functional.rms_norm(x, (len(values),))
+    g, = lib.autograd.grad(y, x, lib.full_like(y, upstream), create_graph=True)
+    gg, = lib.autograd.grad(g, x, lib.ones_like(g))
+    return _bits(y.detach().numpy()) + _bits(g.detach().numpy()) + _bits(gg.numpy())
+
+
+@pytest.mark.parametrize("values", [[1.7e308], [2.5, 1.7e308, -0.0], [1.7e308, -1.7e308, -40.0],
+                                    [3e38, 1.0], [1e200, 2.5]])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("upstream", [0.0, 1.0])
+def test_rms_norm_squares_as_torchs_pow(values, dtype, upstream):
+    """scan: rms_norm of [1.7e308] had gradient 0 here and NaN in torch, whatever the upstream
+    gradient: torch's composite squares with pow(x, 2), whose backward `grad * (2 x)` is
+    0 * inf there; gradkit squared with x * x (backward `grad * x` twice, finite)."""
+    assert _rms_norm_derivatives(gradkit, values, dtype, upstream) == \
+        _rms_norm_derivatives(torch, values, dtype, upstream)

@@ -18,7 +18,7 @@ from gradkit.number_arguments import number_argument
 from gradkit.memory_format import (channels_last, channels_last_3d, contiguous_format,
                                    suggested_order)
 from gradkit.ops import _dispatch
-from gradkit.ops.arithmetic import add, div, mul, sub
+from gradkit.ops.arithmetic import add, div, mul, pow as pow_, sub
 from gradkit._tensor import Tensor
 from gradkit.ops.batch_norm_arith import (batch_statistics, channel_shape, fused_multiply_add,
                                           kernel_layout, normalized_affine)
@@ -373,7 +373,8 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     eps = float(np.finfo(wide).eps) if eps is None else float(dtype.type(eps))
     upcast = astype(input, wide) if wide != dtype else input
     axes = tuple(range(input.ndim - k, input.ndim))
-    out = mul(upcast, rsqrt(add(mean(mul(upcast, upcast), axes, True), eps)))
+    # x ** 2 as torch's composite: its backward 2 x overflows at 1.7e308 (0 * inf, NaN)
+    out = mul(upcast, rsqrt(add(mean(pow_(upcast, 2), axes, True), eps)))
     out = mul(out, weight) if weight is not None else out
     return astype(out, dtype) if out._data.dtype != dtype else out
 

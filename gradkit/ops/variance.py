@@ -33,14 +33,21 @@ def _wide(x):
     return x.astype(_WELFORD[x.dtype]) if x.dtype in _WELFORD else x
 
 
-def _two_pass_overflow(xp, x, out):
-    """torch's var/std of one result is two-pass, its mean a float32 one for float32 x: a sum
-    past float32's range makes that mean inf, and so the result (finite x; gradkit's mean,
-    in double, stays finite)."""
-    if out.size != 1 or x.dtype != np.float32 or not x.size or xp is not np or \
-            np.isfinite(np.add.reduce(x, axis=None)) or not np.isfinite(x).all():
+def _two_pass(xp, x, out, correction, root: bool):
+    """torch's var/std of one result from 2+ float32 values: ATen's two-pass std_var_all_cpu,
+    whose mean is ``x.mean()`` in float32 (so a sum past float32's range makes it inf, and
+    the result: strided_breadth seed 1807543) and the squared deviations from that rounded
+    mean summed in double (the variance of three float32 1e30 is inf there, 7.6e22 squared;
+    gradkit's double mean gave the exact 0, and the last bit of 1 in 7 random variances)."""
+    n = x.size
+    if out.size != 1 or x.dtype != np.float32 or n < 2 or xp is not np:
         return out
-    return np.full_like(out, np.inf)
+    dof = n - correction if n - correction > 0 else 0.0  # ATen's max(0, n - c): NaN is 0
+    with np.errstate(all="ignore"):
+        mean = np.float32(np.add.reduce(x, axis=None, dtype=np.float32)) / np.float32(n)
+        deviations = x.astype(np.float64) - np.float64(mean)
+        variance = np.add.reduce(deviations * deviations, axis=None) / float(dof)
+        return np.full_like(out, np.sqrt(variance) if root else variance)
 
 
 def _narrow(out, x, real: bool = True):
@@ -193,8 +200,9 @@ def _correction(correction, unbiased):
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     _only_floating(x, "std and var")
-    return _two_pass_overflow(xp, x, _narrow(_variance(
-        xp, _wide(x), dim, _correction(correction, unbiased), keepdim, "var"), x))
+    c = _correction(correction, unbiased)
+    return _two_pass(xp, x, _narrow(_variance(xp, _wide(x), dim, c, keepdim, "var"), x), c,
+                     False)
 
 
 def _var_backward(g, x, dim, unbiased, correction):
@@ -238,8 +246,9 @@ var.numbers = chain(_unbiased_overload("var"),
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     _only_floating(x, "std and var")
-    return _two_pass_overflow(xp, x, _narrow(xp.sqrt(_variance(
-        xp, _wide(x), dim, _correction(correction, unbiased), keepdim, "std")), x))
+    c = _correction(correction, unbiased)
+    return _two_pass(xp, x, _narrow(xp.sqrt(_variance(xp, _wide(x), dim, c, keepdim, "std")), x),
+                     c, True)
 
 
 def _over_twice_std(g, out):

@@ -133,3 +133,21 @@ def test_batch_norm_of_two_rows_sums_in_one_buffer_as_torchs(values):
     3.4e38 is inf there); gradkit gave each row its own buffer and added them in double,
     which also missed torch's last bit in about 1 in 10 random two-row batches."""
     assert _batch_norm_statistics(gradkit, values) == _batch_norm_statistics(torch, values)
+
+
+def _half_product(lib, values: list, shape: tuple, dim) -> list:
+    x = lib.tensor(values, dtype=lib.float16, requires_grad=True).reshape(shape)
+    y = lib.prod(x) if dim is None else lib.prod(x, dim)
+    g, = lib.autograd.grad(y, x, lib.ones_like(y))
+    return _bits(y.detach().numpy()) + _bits(g.numpy())
+
+
+@pytest.mark.parametrize("values", [[300.0, 3000.0, 1e-7, 1.0], [2.5, 6e4, -0.0, 1.0], [2.5] * 6,
+                                    [1.1, -2.3, 0.7, 5.9, -3.3, 0.01]])
+@pytest.mark.parametrize("shape,dim", [((-1,), None), ((2, -1), None), ((2, -1), 0),
+                                       ((2, -1), 1)])
+def test_float16_product_rounds_each_step_as_torchs(values, shape, dim):
+    """scan: the float16 prod of [300, 3000, 1e-7] was 0.107 here and inf in torch, that of
+    [2.5, 6e4, -0.0] -0.0 here and NaN, six 2.5s 244.125 here and 244.0: torch's Half
+    multiply rounds each step to float16; NumPy's float16 reduce carried a float."""
+    assert _half_product(gradkit, values, shape, dim) == _half_product(torch, values, shape, dim)

@@ -103,7 +103,7 @@ def fused_multiply_add(a, b, c):
 
 
 def _threaded_statistics(rows, dtype, threads: int) -> tuple:
-    """(mean, var_sum) of ATen's channels-last kernel with more rows than threads: each
+    """(mean, var_sum) of ATen's channels-last kernel on ``threads`` threads: each
     thread sums its rows into a buffer of the input's dtype (the squares fused), the
     buffers are added in float64. The fused buffer is a recurrence: computed as values,
     made the composed sum's by a constant."""
@@ -136,14 +136,12 @@ def batch_statistics(x, eps: float, layout: str | None) -> tuple:
     count = x.numel() // x.shape[1]
     rows = _rows(x)
     threads = backend.threads[0]
-    if layout == "channels_last" and count > threads:
-        mu, var_sum = _threaded_statistics(rows, dtype, threads)
+    if layout == "channels_last":  # no more rows than threads: one thread's buffer has all
+        mu, var_sum = _threaded_statistics(rows, dtype, threads if count > threads else 1)
     elif layout:
         mu = _as(div(_running_sums(rows), count), dtype)
         centered = sub(rows, reshape(mu, (x.shape[1], 1)))
         var_sum = _as(_running_sums(mul(centered, centered)), dtype)
-        if layout == "channels_last" and dtype == np.float64:  # (a float32 square is rounded)
-            var_sum = _with_value(var_sum, _fused_square_sums(centered._data))
     else:
         mu = mean(x, (0,) + tuple(range(2, x.ndim)))
         centered = sub(_as(rows, np.float64), reshape(_as(mu, np.float64), (x.shape[1], 1)))

@@ -18,7 +18,7 @@ from gradkit.number_arguments import number_argument
 from gradkit.memory_format import (channels_last, channels_last_3d, contiguous_format,
                                    suggested_order)
 from gradkit.ops import _dispatch
-from gradkit.ops.arithmetic import add, div, mul, sub
+from gradkit.ops.arithmetic import add, div, mul, pow as pow_, sub
 from gradkit._tensor import Tensor
 from gradkit.ops.batch_norm_arith import (batch_statistics, channel_shape, fused_multiply_add,
                                           kernel_layout, normalized_affine)
@@ -366,14 +366,14 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     if input._data.dtype.kind in "biu":
         raise kernel_error("rms_norm")(input._data)
     dtype = to_numpy_dtype(input.dtype)
-    # torch upcasts float16 to float32 (its opmath type), eps included (its default is
-    # float32's), so x² of a half above 256 stays finite; the weight multiplies the wide
-    # result and the product is rounded once, to the input's dtype whatever the weight's
+    # torch upcasts float16 to float32 (its opmath type), eps included (float32's default),
+    # so x² of a half above 256 stays finite; the weight multiplies the wide result, rounded
+    # once, to the input's dtype whatever the weight's; x² is pow's (backward 2x: NaN at 1e308)
     wide = np.dtype(np.float32) if dtype == HALF else dtype
     eps = float(np.finfo(wide).eps) if eps is None else float(dtype.type(eps))
     upcast = astype(input, wide) if wide != dtype else input
     axes = tuple(range(input.ndim - k, input.ndim))
-    out = mul(upcast, rsqrt(add(mean(mul(upcast, upcast), axes, True), eps)))
+    out = mul(upcast, rsqrt(add(mean(pow_(upcast, 2), axes, True), eps)))
     out = mul(out, weight) if weight is not None else out
     return astype(out, dtype) if out._data.dtype != dtype else out
 

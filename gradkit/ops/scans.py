@@ -158,7 +158,27 @@ def prod(xp, x, dim=None, keepdim=False, dtype=None):
     # NumPy's prod is its multiply.reduce: called here, an overflow's RuntimeWarning comes
     # from gradkit's module, which silences it (quiet_numpy.py), as torch is silent
     reduce = np.multiply.reduce if xp is np else xp.prod
-    return reduce(x, axis=axes(dim, x.ndim), keepdims=keepdim, dtype=_accumulation_dtype(x, dtype))
+    ax, accumulation = axes(dim, x.ndim), _accumulation_dtype(x, dtype)
+    if x.dtype == np.float16 and (accumulation is None or accumulation == np.float16) and \
+            ax and x.size:
+        return _half_steps(x, ax, keepdim)
+    return reduce(x, axis=ax, keepdims=keepdim, dtype=accumulation)
+
+
+def _half_steps(x, ax: tuple, keepdim: bool):
+    """A float16 product as torch's kernel: its Half multiply rounds each step to float16
+    (so 300 * 3000 * 1e-7 is inf); NumPy's float16 reduce carries a float. Below its vector
+    size torch multiplies in sequence (longer rows: its lanes' order, not replayed)."""
+    kept = x.ndim - len(ax)
+    rows = np.moveaxis(x, ax, range(kept, x.ndim))
+    rows = rows.reshape(rows.shape[:kept] + (-1,))
+    product = np.ones(rows.shape[:-1], dtype=np.float16)
+    with np.errstate(all="ignore"):
+        for i in range(rows.shape[-1]):
+            product = product * rows[..., i]
+    shape = tuple(1 if i in ax else n for i, n in enumerate(x.shape)
+                  if keepdim or i not in ax)
+    return product.reshape(shape)
 
 
 prod.numbers = chain(keepdim_needs_dim("prod"),

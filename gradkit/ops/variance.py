@@ -33,14 +33,21 @@ def _wide(x):
     return x.astype(_WELFORD[x.dtype]) if x.dtype in _WELFORD else x
 
 
-def _two_pass_overflow(xp, x, out):
-    """torch's var/std of one result is two-pass, its mean a float32 one for float32 x: a sum
-    past float32's range makes that mean inf, and so the result (finite x; gradkit's mean,
-    in double, stays finite)."""
-    if out.size != 1 or x.dtype != np.float32 or not x.size or xp is not np or \
-            np.isfinite(np.add.reduce(x, axis=None)) or not np.isfinite(x).all():
+def _two_pass(xp, x, out, correction, root: bool):
+    """torch's var/std of one result from 2+ float32 values: ATen's two-pass std_var_all_cpu,
+    whose mean is ``x.mean()`` in float32 (so a sum past float32's range makes it inf, and
+    the result: strided_breadth seed 1807543) and the squared deviations from that rounded
+    mean summed in double (the variance of three float32 1e30 is inf there, 7.6e22 squared;
+    gradkit's double mean gave the exact 0, and the last bit of 1 in 7 random variances)."""
+    n = x.size
+    if out.size != 1 or x.dtype != np.float32 or n < 2 or xp is not np:
         return out
-    return np.full_like(out, np.inf)
+    dof = n - correction if n - correction > 0 else 0.0  # ATen's max(0, n - c): NaN is 0
+    with np.errstate(all="ignore"):
+        mean = np.float32(np.add.reduce(x, axis=None, dtype=np.float32)) / np.float32(n)
+        deviations = x.astype(np.float64) - np.float64(mean)
+        variance = np.add.reduce(deviations * deviations, axis=None) / float(dof)
+        return np.full_like(out, np.sqrt(variance) if root else variance)
 
 
 def _narrow(out, x, real: bool = True):
@@ -67,11 +74,43 @@ def _variance(xp, x, dim, correction, keepdim: bool, name: str):
             shape = tuple(1 if i in ax else n for i, n in enumerate(x.shape)
                           if keepdim or i not in ax)
             return xp.full(shape, np.nan, dtype=x.real.dtype)
-        return _welford_zeros(xp, x, ax, xp.var(x, axis=ax, ddof=correction, keepdims=keepdim),
-                              name.endswith("_mean"))
-    warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
-                 "than the reduction factor (input numel divided by output numel).")
-    return _divided_by_nothing(xp, x, ax, correction, keepdim)
+        result = _welford_zeros(xp, x, ax, xp.var(x, axis=ax, ddof=correction,
+                                                  keepdims=keepdim), name.endswith("_mean"))
+    else:
+        warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                     "less than the reduction factor (input numel divided by output numel).")
+        result = _divided_by_nothing(xp, x, ax, correction, keepdim)
+    # torch's var/std of one result is two-pass (as NumPy's), the rest a Welford pass
+    return result if result.size <= 1 and not name.endswith("_mean") else \
+        _welford_ends(xp, x, ax, correction, result, 0)
+
+
+# below it no Welford step overflows (x - mean, delta squared) and NumPy's var is within rounding
+_ORDINARY = 1e150
+
+
+def _welford_ends(xp, x, ax: tuple, correction, result, which: int):
+    """``result`` (NumPy's var, ``which`` 0, or mean, 1) with torch's Welford pass replayed
+    in double along the rows holding a value beyond 1e150, inf or NaN: its steps overflow
+    there (var NaN where NumPy's is inf, the mean of [inf, 2.5] NaN) or keep a mean finite
+    that NumPy's sum overflows (the mean of two 1.7e308)."""
+    if xp is not np or not ax or x.dtype.kind != "f" or not x.size:
+        return result
+    kept = x.ndim - len(ax)
+    rows = np.moveaxis(x, ax, range(kept, x.ndim)).reshape(-1, reduced_count(x.shape, ax))
+    extreme = ~(np.abs(rows) <= _ORDINARY).all(axis=1)
+    if not extreme.any():
+        return result
+    values = rows[extreme].astype(np.float64)
+    mean = m2 = np.zeros(len(values))
+    with np.errstate(all="ignore"):
+        for i in range(values.shape[1]):
+            delta = values[:, i] - mean
+            mean = mean + delta / (i + 1)
+            m2 = m2 + delta * (values[:, i] - mean)
+        patched = result.reshape(-1).copy()
+        patched[extreme] = mean if which else m2 / max(values.shape[1] - correction, 0)
+    return patched.reshape(result.shape)
 
 
 def _divided_by_nothing(xp, x, ax: tuple, correction, keepdim: bool):
@@ -161,12 +200,14 @@ def _correction(correction, unbiased):
 def var(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Variance along ``dim``, with Bessel's correction by default (``correction=1``)."""
     _only_floating(x, "std and var")
-    return _two_pass_overflow(xp, x, _narrow(_variance(
-        xp, _wide(x), dim, _correction(correction, unbiased), keepdim, "var"), x))
+    c = _correction(correction, unbiased)
+    return _two_pass(xp, x, _narrow(_variance(xp, _wide(x), dim, c, keepdim, "var"), x), c,
+                     False)
 
 
-def _var_slope(x, dim, unbiased, correction):
-    """d var / d x: 2 (x - mean) / (n - correction), as torch's var_backward.
+def _var_backward(g, x, dim, unbiased, correction):
+    """torch's var_backward of a gradient ``g`` broadcast to x: ``(2 / (n - correction)) * g
+    * (x - mean)`` in that order, so a 0 gradient stays 0 where 2 (x - mean) overflows.
 
     Over all elements with n <= correction torch answers NaN where x equals the mean and inf
     elsewhere; along a dim it divides by n - correction as is (0 * inf = NaN there).
@@ -175,13 +216,13 @@ def _var_slope(x, dim, unbiased, correction):
     n = reduced_count(tuple(x.shape), dim)
     average = mean(x, axes(dim, x.ndim), True)
     if (dim is None or x.ndim == 0) and n <= c:  # x == mean, not x - mean == 0: inf - inf
-        return where(x == average, math.nan, math.inf)
-    return (x - average) * (2.0 / (n - c) if n != c else math.inf)
+        return g * where(x == average, math.nan, math.inf)
+    return g * (2.0 / (n - c) if n != c else math.inf) * (x - average)
 
 
 def _var_grad(g, x, dim, unbiased, keepdim, correction):
-    return expand_back(g, tuple(x.shape), dim, keepdim) * _var_slope(x, dim, unbiased,
-                                                                      correction)
+    return _var_backward(expand_back(g, tuple(x.shape), dim, keepdim), x, dim, unbiased,
+                         correction)
 
 
 var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
@@ -189,8 +230,9 @@ var.defvjp(lambda g, x, dim, unbiased, keepdim, correction:
 
 
 def _var_jvp(t, x, dim, unbiased, keepdim, correction):
-    slope = _var_slope(x, dim, unbiased, correction)
-    return sum(real(conj(slope) * t), axes(dim, x.ndim), keepdim)
+    # torch's: real(var_backward(conj(t), x)) summed over dim
+    return sum(real(_var_backward(conj(t), x, dim, unbiased, correction)), axes(dim, x.ndim),
+               keepdim)
 
 
 var.defjvp(_var_jvp)
@@ -204,8 +246,9 @@ var.numbers = chain(_unbiased_overload("var"),
 def std(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """Standard deviation; saves its result for backward, as torch's StdBackward0."""
     _only_floating(x, "std and var")
-    return _two_pass_overflow(xp, x, _narrow(xp.sqrt(_variance(
-        xp, _wide(x), dim, _correction(correction, unbiased), keepdim, "std")), x))
+    c = _correction(correction, unbiased)
+    return _two_pass(xp, x, _narrow(xp.sqrt(_variance(xp, _wide(x), dim, c, keepdim, "std")), x),
+                     c, True)
 
 
 def _over_twice_std(g, out):
@@ -228,7 +271,13 @@ def _var_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(var, mean) in one node with two outputs, as torch's VarMeanBackward0."""
     c, wide = _correction(correction, unbiased), _wide(x)
     return (_narrow(_variance(xp, wide, dim, c, keepdim, "var_mean"), x),
-            _narrow(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x, real=False))
+            _narrow(_welford_mean(xp, wide, dim, keepdim), x, real=False))
+
+
+def _welford_mean(xp, x, dim, keepdim: bool):
+    """The mean torch's var_mean / std_mean return: their Welford pass's."""
+    ax = axes(dim, x.ndim)
+    return _welford_ends(xp, x, ax, 0, xp.mean(x, axis=ax, keepdims=keepdim), 1)
 
 
 def _mean_grad(g, x, dim, keepdim):
@@ -260,7 +309,7 @@ def _std_mean(xp, x, dim=None, unbiased=None, keepdim=False, correction=None):
     """(std, mean) in one node with two outputs, as torch's StdMeanBackward0."""
     c, wide = _correction(correction, unbiased), _wide(x)
     return (_narrow(xp.sqrt(_variance(xp, wide, dim, c, keepdim, "std_mean")), x),
-            _narrow(xp.mean(wide, axis=axes(dim, x.ndim), keepdims=keepdim), x, real=False))
+            _narrow(_welford_mean(xp, wide, dim, keepdim), x, real=False))
 
 
 def _std_mean_vjp(grads, x, out, dim, unbiased, keepdim, correction):

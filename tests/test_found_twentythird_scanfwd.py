@@ -1,0 +1,61 @@
+"""Differences found in the twenty-third session's forward-AD scan (scanfwd lane: tangents at the
+float range's ends, with and without grad mode), each program run in gradkit and in torch 2.13
+(skipped without torch)."""
+import math
+
+import numpy as np
+import pytest
+
+import gradkit
+
+torch = pytest.importorskip("torch")
+
+
+def _bits(array) -> list:
+    """Each value exactly, a NaN as 'nan' and a zero with its sign."""
+    return ["nan" if math.isnan(v) else repr(float(v)) for v in np.asarray(array).ravel()]
+
+
+def _tangent(lib, f, values, tangent, dtype: str = "float64", grad_mode: bool = True) -> list:
+    """The primal and tangent of f at a dual of ``values`` with every tangent ``tangent``."""
+    fa = lib.autograd.forward_ad
+    x = lib.tensor(values, dtype=getattr(lib, dtype))
+    with fa.dual_level(), lib.set_grad_enabled(grad_mode):
+        primal, tangent = fa.unpack_dual(f(lib, fa.make_dual(x, lib.full_like(x, tangent))))
+        return _bits(primal.detach().numpy()) + _bits(tangent.detach().numpy())
+
+
+def _gradient(lib, f, values, upstream, dtype: str = "float64") -> list:
+    x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
+    y = f(lib, x)
+    g, = lib.autograd.grad(y, x, lib.full_like(y, upstream))
+    return _bits(g.numpy())
+
+
+@pytest.mark.parametrize("scale", [1.0, -1.0, math.inf, 1e30, 1e38])
+def test_rsqrt_derivative_of_a_huge_float32_is_torchs(scale):
+    """scan: the float32 rsqrt tangent inf at x = 1e30 was NaN here, -inf in torch. torch's
+    derivative is (-0.5 * t) * out³, out³ = 1e-45 a subnormal; gradkit's -0.5 * out³ first
+    underflowed to 0 (a gradient of 1e30 there gave -0.0 for torch's -7e-16)."""
+    values = [1e30, 3e29, 5e29, 1e-30, 4.0, 0.0]
+    f = lambda lib, x: lib.rsqrt(x)
+    for grad_mode in (True, False):
+        assert _tangent(gradkit, f, values, scale, "float32", grad_mode) == \
+            _tangent(torch, f, values, scale, "float32", grad_mode)
+    assert _gradient(gradkit, f, values, scale, "float32") == \
+        _gradient(torch, f, values, scale, "float32")
+
+
+@pytest.mark.parametrize("values", [[0.0, 2.0, 0.0, math.inf], [1e200, 1e200, 1e-200, 1e-200],
+                                    [0.0, 3.0, 1.0, -1.0], [0.0, 0.0]])
+@pytest.mark.parametrize("scale", [1.0, math.inf])
+@pytest.mark.parametrize("grad_mode", [True, False])
+def test_prod_tangent_of_two_zeros_picks_by_grad_mode_as_torchs(values, scale, grad_mode):
+    """scan: a float32 prod of [inf, inf, 0, 0] had tangent NaN here without grad mode, 0 in
+    torch: torch's full prod_backward answers zeros for two zeros without grad mode (its
+    forward formula is sum(prod_backward(ones) * t), so an inf tangent still gives NaN), and
+    the products of the others with it; a prod over a dim never takes that shortcut."""
+    for f in (lambda lib, x: lib.prod(x), lambda lib, x: lib.prod(x, 0)):
+        for dtype in ("float32", "float64"):
+            assert _tangent(gradkit, f, values, scale, dtype, grad_mode) == \
+                _tangent(torch, f, values, scale, dtype, grad_mode)

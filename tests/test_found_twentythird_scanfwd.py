@@ -59,3 +59,19 @@ def test_prod_tangent_of_two_zeros_picks_by_grad_mode_as_torchs(values, scale, g
         for dtype in ("float32", "float64"):
             assert _tangent(gradkit, f, values, scale, dtype, grad_mode) == \
                 _tangent(torch, f, values, scale, dtype, grad_mode)
+
+
+@pytest.mark.parametrize("duals", [(True, False), (False, True), (True, True)])
+def test_copysign_tangent_reads_only_the_magnitudes(duals):
+    """scan: copysign(x, y) of a dual y alone had a zero tangent here, none in torch (its
+    forward formula reads x's tangent only); both dual, y's zeros changed the zero signs."""
+    def run(lib):
+        fa = lib.autograd.forward_ad
+        x = lib.tensor([0.0, -0.0, 2.0, -3.0, math.inf, math.nan], dtype=lib.float64)
+        y = lib.tensor([1.0, -1.0, -0.0, 0.0, -2.0, 5.0], dtype=lib.float64)
+        with fa.dual_level():
+            args = [fa.make_dual(a, lib.full_like(a, -1.0)) if dual else a
+                    for a, dual in zip((x, y), duals)]
+            tangent = fa.unpack_dual(lib.copysign(*args)).tangent
+            return None if tangent is None else _bits(tangent.numpy())
+    assert run(gradkit) == run(torch)

@@ -59,8 +59,8 @@ def _sign_source_grad(g, x, result):
 
 
 copysign.defvjp(lambda g, x, result: g * _copysign_ratio(x, result), _sign_source_grad)
-copysign.defjvp(lambda t, x, result: t * _copysign_ratio(x, result),
-                lambda t, x, result: zeros_like(t))
+# torch's forward formula reads only x's tangent: a dual y alone gives no tangent (not zeros)
+copysign.defjvp(lambda t, x, result: t * _copysign_ratio(x, result), None)
 copysign.node_name_rule = lambda params, inputs: (
     f"CopysignBackward{1 if type(inputs[1]) in PY_SCALARS else 0}")
 

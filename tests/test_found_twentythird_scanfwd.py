@@ -102,3 +102,20 @@ def test_softmax_family_tangents_are_torchs_logsumexp_jvp(name, scale):
         for a, b in zip(ours, theirs):  # softmax's own values may be an ulp off (its kernel)
             assert a == b or 0 not in (float(a), float(b)) and math.isclose(float(a), float(b),
                                                                              rel_tol=1e-15)
+
+
+@pytest.mark.parametrize("ord", [math.inf, -math.inf])
+@pytest.mark.parametrize("values", [[1000.0, 1000.0, -1000.0, 1.0], [3.4e38, 3.4e38, -3.4e38, 1.0],
+                                    [0.1, -0.3, 0.3, 0.2], [math.nan, 1.0, -1.0, 0.0],
+                                    [0.0, 0.0, 0.0, 0.0]])
+@pytest.mark.parametrize("scale", [1.0, -0.7, 1e308])
+def test_max_norm_tangent_keeps_the_inputs_precision(ord, values, scale):
+    """scan: the float64 inf-norm tangent of three equal extremes was 0.3333333432674408 here
+    (1.0 / 3 computed in float32, the default dtype, from the count of extremes), torch's
+    0.3333333333333333: torch's norm_jvp sums sgn(x) t * hit / hits in the norm's dtype."""
+    f = lambda lib, x: lib.linalg.vector_norm(x, ord)
+    for dtype in ("float64", "float32"):
+        if dtype == "float32" and scale == 1e308:
+            continue
+        assert _tangent(gradkit, f, values, scale, dtype) == \
+            _tangent(torch, f, values, scale, dtype)

@@ -119,3 +119,14 @@ def test_max_norm_tangent_keeps_the_inputs_precision(ord, values, scale):
             continue
         assert _tangent(gradkit, f, values, scale, dtype) == \
             _tangent(torch, f, values, scale, dtype)
+
+
+@pytest.mark.parametrize("ord", [3.0, 2.0, 1.5, 4.5])
+@pytest.mark.parametrize("scale", [0.0, 1.0])
+def test_p_norm_tangent_multiplies_x_by_t_first(ord, scale):
+    """scan: the 3-norm of [-1e308, 1e308, 1, 0] with tangent 0 had tangent NaN here, 0 in
+    torch: torch's norm_jvp takes |x|^(p-2) * (x t), gradkit x |x|^(p-2) first (inf * 0)."""
+    f = lambda lib, x: lib.linalg.vector_norm(x, ord)
+    for values in ([-1e308, 1e308, 1.0, 0.0], [1e200, 1e200, 1e-200, 1e-200],
+                   [1.0, -2.0, 0.5, 0.0]):
+        assert _tangent(gradkit, f, values, scale) == _tangent(torch, f, values, scale)

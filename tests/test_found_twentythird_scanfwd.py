@@ -130,3 +130,49 @@ def test_p_norm_tangent_multiplies_x_by_t_first(ord, scale):
     for values in ([-1e308, 1e308, 1.0, 0.0], [1e200, 1e200, 1e-200, 1e-200],
                    [1.0, -2.0, 0.5, 0.0]):
         assert _tangent(gradkit, f, values, scale) == _tangent(torch, f, values, scale)
+
+
+def _dual_outcome(lib, f, x_values, y_values, duals, scale: float = 1.0):
+    """f(x, y) with the inputs named by ``duals`` dual (tangent ``scale``): its tangent's
+    bits, None without one, or the error's type and first line."""
+    fa = lib.autograd.forward_ad
+    x, y = (lib.tensor(v, dtype=lib.float64) for v in (x_values, y_values))
+    with fa.dual_level():
+        args = [fa.make_dual(a, lib.full_like(a, scale)) if dual else a
+                for a, dual in zip((x, y), duals)]
+        try:
+            tangent = fa.unpack_dual(f(lib, *args)).tangent
+        except Exception as e:  # noqa: BLE001 - the outcome compared
+            return type(e).__name__, str(e).splitlines()[0]
+        return None if tangent is None else _bits(tangent.numpy())
+
+
+_TWO_OPERANDS = {"nextafter": lambda lib, x, y: lib.nextafter(x, y),
+                 "igamma": lambda lib, x, y: lib.igamma(x, y),
+                 "igammac": lambda lib, x, y: lib.igammac(x, y),
+                 "gammainc": lambda lib, x, y: lib.special.gammainc(x, y),
+                 "zeta": lambda lib, x, y: lib.special.zeta(x, y)}
+
+
+@pytest.mark.parametrize("name", sorted(_TWO_OPERANDS))
+@pytest.mark.parametrize("duals", [(True, False), (False, True), (True, True)])
+def test_tangents_torch_has_no_formula_for(name, duals):
+    """scan: nextafter(x, y) of a dual y alone had a zero tangent here, none in torch (its
+    forward formula reads x's only); igamma, igammac and zeta of a dual y alone computed one
+    where torch has no forward formula at all and refuses any dual input."""
+    f = _TWO_OPERANDS[name]
+    x, y = [0.5, 2.0, 3.0], [0.5, 0.7, 1.5]
+    assert _dual_outcome(gradkit, f, x, y, duals) == _dual_outcome(torch, f, x, y, duals)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.5, math.inf, 0.0])
+@pytest.mark.parametrize("duals", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("scale", [1.0, 1e308])
+def test_dist_tangent_is_torchs_norm_jvp(p, duals, scale):
+    """scan: dist of six pairs with tangent 1e308 had tangent -4.1e307 here, NaN in torch:
+    torch's dist forward formula is norm_jvp(x - y, tx - ty), its sums before the scale by
+    the norm (overflowing), gradkit's the slope of the norm times the tangent."""
+    f = lambda lib, x, y: lib.dist(x, y, p)
+    x, y = [0.0, -0.0, 0.5, 1e-30, -2.0, 3.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    assert _dual_outcome(gradkit, f, x, y, duals, scale) == \
+        _dual_outcome(torch, f, x, y, duals, scale)

@@ -14,6 +14,7 @@ from gradkit.ops.arithmetic import neg
 from gradkit.ops.binary_math import _floating_pair, _require_tensors
 from gradkit.ops.elementwise import erf, exp, log
 from gradkit.ops.gamma import lgamma
+from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.incomplete_gamma import gammainc_array, gammaincc_array
 from gradkit.ops.keywords import numpy_names
 from gradkit.ops.methods import register
@@ -178,7 +179,7 @@ def _no_zeta_derivative(*_, **__):
 zeta.node_name_rule = _overload_name("SpecialZeta")
 # torch: d/dq zeta(x, q) = -x zeta(x + 1, q); none for x
 zeta.defvjp(_no_zeta_derivative, lambda g, x, q: g * -x * zeta(x + 1.0, q))
-zeta.defjvp(_no_zeta_derivative, lambda t, x, q: t * -x * zeta(x + 1.0, q))
+zeta.defjvp(no_forward_ad("special_zeta"), no_forward_ad("special_zeta"))  # torch: no formula
 
 
 @op(save=("a", "x"), broadcast=True, batchable=True, elementwise=True,
@@ -217,9 +218,10 @@ def _no_derivative_in_a(name: str):
 
 
 gammainc.defvjp(_no_derivative_in_a("igamma"), lambda g, a, x: g * _density(a, x))
-gammainc.defjvp(_no_derivative_in_a("igamma"), lambda t, a, x: t * _density(a, x))
 gammaincc.defvjp(_no_derivative_in_a("igammac"), lambda g, a, x: -g * _density(a, x))
-gammaincc.defjvp(_no_derivative_in_a("igammac"), lambda t, a, x: -t * _density(a, x))
+# torch has no forward formula for either: a dual x alone is refused too
+gammainc.defjvp(no_forward_ad("igamma"), no_forward_ad("igamma"))
+gammaincc.defjvp(no_forward_ad("igammac"), no_forward_ad("igammac"))
 
 
 def _igamma_alias(special, name: str):

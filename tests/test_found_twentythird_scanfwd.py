@@ -25,6 +25,14 @@ def _tangent(lib, f, values, tangent, dtype: str = "float64", grad_mode: bool = 
         return _bits(primal.detach().numpy()) + _bits(tangent.detach().numpy())
 
 
+def _assert_agree(ours: list, theirs: list) -> None:
+    """Bit for bit but for the last bits of finite nonzero values (an ulp from a kernel)."""
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert a == b or 0 not in (float(a), float(b)) and \
+            math.isclose(float(a), float(b), rel_tol=1e-15), (ours, theirs)
+
+
 def _gradient(lib, f, values, upstream, dtype: str = "float64") -> list:
     x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True)
     y = f(lib, x)
@@ -97,11 +105,8 @@ def test_softmax_family_tangents_are_torchs_logsumexp_jvp(name, scale):
     e = exp(x - max x); gradkit weighted t by exp(out) (its out is all backward keeps)."""
     f = _SOFTMAXES[name]
     for values in _SOFTMAX_ROWS:
-        ours, theirs = _tangent(gradkit, f, values, scale), _tangent(torch, f, values, scale)
-        assert len(ours) == len(theirs)
-        for a, b in zip(ours, theirs):  # softmax's own values may be an ulp off (its kernel)
-            assert a == b or 0 not in (float(a), float(b)) and math.isclose(float(a), float(b),
-                                                                             rel_tol=1e-15)
+        # (softmax's own values may be an ulp off: its kernel)
+        _assert_agree(_tangent(gradkit, f, values, scale), _tangent(torch, f, values, scale))
 
 
 @pytest.mark.parametrize("ord", [math.inf, -math.inf])
@@ -176,3 +181,26 @@ def test_dist_tangent_is_torchs_norm_jvp(p, duals, scale):
     x, y = [0.0, -0.0, 0.5, 1e-30, -2.0, 3.0], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     assert _dual_outcome(gradkit, f, x, y, duals, scale) == \
         _dual_outcome(torch, f, x, y, duals, scale)
+
+
+@pytest.mark.parametrize("rows", [[[0.0, 0.0], [0.0, 0.0]], [[1.0, 2.0], [2.0, 4.0]],
+                                  [[0.0, 1.0], [0.0, 3.0]], [[-0.0, -0.0], [0.0, -0.0]],
+                                  [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],
+                                  [[1.0, 2.0], [3.0, 4.0]]])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_det_tangent_of_a_singular_matrix_is_torchs(rows, transposed):
+    """scan: det of a singular matrix raised LinAlgError in forward mode here (its tangent
+    took inv(A)); torch's linalg_det_jvp solves through its LU with an exact 0 pivot moved to
+    eps, so a rank n - 1 matrix has its adjugate's tangent (2 here: the finite difference)
+    and a constant tangent of [[1, 2], [3, 4]] gives -0.0, not 2e-16."""
+    def run(lib):
+        fa = lib.autograd.forward_ad
+        x = lib.tensor(rows, dtype=lib.float64)
+        x = x.mT.contiguous().mT if transposed else x
+        with fa.dual_level():
+            out = []
+            for t in (lib.ones_like(x), lib.eye(len(rows), dtype=lib.float64),
+                      lib.arange(x.numel(), dtype=lib.float64).reshape(x.shape) - 1.5):
+                out += _bits(fa.unpack_dual(lib.linalg.det(fa.make_dual(x, t))).tangent.numpy())
+            return out
+    _assert_agree(run(gradkit), run(torch))  # (a column-major A's LU solve: an ulp apart)

@@ -204,3 +204,22 @@ def test_det_tangent_of_a_singular_matrix_is_torchs(rows, transposed):
                 out += _bits(fa.unpack_dual(lib.linalg.det(fa.make_dual(x, t))).tangent.numpy())
             return out
     _assert_agree(run(gradkit), run(torch))  # (a column-major A's LU solve: an ulp apart)
+
+
+_PICKS = {"maximum": lambda lib, x, y: lib.maximum(x, y),
+          "minimum": lambda lib, x, y: lib.minimum(x, y),
+          "fmax": lambda lib, x, y: lib.fmax(x, y), "fmin": lambda lib, x, y: lib.fmin(x, y)}
+
+
+@pytest.mark.parametrize("name", sorted(_PICKS))
+@pytest.mark.parametrize("duals", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("scale", [-1.0, 1.0, -0.0])
+def test_pick_tangents_keep_torchs_zero_signs(name, duals, scale):
+    """scan: maximum(x, y) of a dual x alone with tangent -1 had tangent +0.0 here where y
+    wins, -0.0 in torch: torch's t_y + w (t_x - t_y) takes a missing t_y as its zero tensor,
+    which adding passes t_x's 0 * -1 on (gradkit added 0.0)."""
+    x, y = [0.0, -0.0, 0.5, -2.0, math.nan, 3.0, 1.0], [0.5, 0.0, 0.5, math.inf, 1.0, math.nan,
+                                                         -1.0]
+    f = _PICKS[name]
+    assert _dual_outcome(gradkit, f, x, y, duals, scale) == \
+        _dual_outcome(torch, f, x, y, duals, scale)

@@ -16,7 +16,7 @@ from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import _is_complex, conj
 from gradkit.ops.conversion import astype
 from gradkit.ops.methods import register, tensor_method
-from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.piecewise import blend_tangents, where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, WIDE_UNSIGNED, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import invalid_combination, kernel_error, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
@@ -84,10 +84,8 @@ def _nan_ignoring(name: str, pick, wins, wins_tangent):
     declared.defvjp(lambda g, x, y: where(wins(x, y) | isnan(y), g, 0.0),
                     lambda g, x, y: where(wins(x, y) | isnan(y), 0.0, g))
 
-    def jvp(tangents, x, y):
-        t_x, t_y = (0.0 if t is None else t for t in tangents)
-        return t_y + (wins_tangent(x, y) | isnan(y)) * (t_x - t_y)
-    declared.defjvp_all(jvp)
+    declared.defjvp_all(lambda tangents, x, y:
+                        blend_tangents(*tangents, wins_tangent(x, y) | isnan(y)))
     return declared
 
 

@@ -232,9 +232,16 @@ def _pairwise_jvp(x_wins):
     """torch's forward rule for maximum/minimum: t_y + w (t_x - t_y), w 1/2 at ties, 1 where
     x wins, else 0; so a NaN takes y's tangent alone (backward gives both the gradient)."""
     def rule(tangents, x, y):
-        tx, ty = (0.0 if t is None else t for t in tangents)
-        return ty + where(x == y, 0.5, where(x_wins(x, y), 1.0, 0.0)) * (tx - ty)
+        return blend_tangents(*tangents, where(x == y, 0.5, where(x_wins(x, y), 1.0, 0.0)))
     return rule
+
+
+def blend_tangents(tx, ty, w):
+    """t_y + w (t_x - t_y) with torch's zero tensors for a missing tangent: adding one passes
+    the other on as it is (a -0.0 too: 0 * -1 stays -0.0), subtracting from one negates."""
+    if ty is None:
+        return w * tx
+    return ty + w * (-ty if tx is None else tx - ty)
 
 
 maximum.defjvp_all(_pairwise_jvp(lambda x, y: x > y))

@@ -223,3 +223,50 @@ def test_pick_tangents_keep_torchs_zero_signs(name, duals, scale):
     f = _PICKS[name]
     assert _dual_outcome(gradkit, f, x, y, duals, scale) == \
         _dual_outcome(torch, f, x, y, duals, scale)
+
+
+def _gradient_tangent(lib, f, values, duals=(True, False), scale: float = 1.0,
+                      dtype: str = "float64"):
+    """Forward over reverse: the tangent of f's gradient (create_graph) where x (``duals[0]``)
+    and the incoming gradient (``duals[1]``) are dual; None without one, or the error."""
+    fa = lib.autograd.forward_ad
+    with fa.dual_level():
+        p = lib.tensor(values, dtype=getattr(lib, dtype)).requires_grad_()
+        x = fa.make_dual(p, lib.full_like(p, scale)) if duals[0] else p
+        up = lib.ones_like(p)
+        up = fa.make_dual(up, lib.full_like(p, scale)) if duals[1] else up
+        try:
+            g, = lib.autograd.grad(f(lib, x), x, up, create_graph=True)
+        except Exception as e:  # noqa: BLE001 - the outcome compared
+            return type(e).__name__, str(e)
+        tangent = fa.unpack_dual(g).tangent
+        return _bits(g.detach().numpy()), None if tangent is None else \
+            _bits(tangent.detach().numpy())
+
+
+@pytest.mark.parametrize("eps", [None, -1.0, 0.1])
+def test_logit_gradient_tangent_at_nan_is_torchs(eps):
+    """scan (forward over reverse): the tangent of logit's create_graph gradient at a NaN x
+    was NaN here, 0 in torch: its composite formula without eps is where(0 <= x <= 1,
+    g / (x (1 - x)), NaN), so a NaN x takes the NaN's tangent, 0 (gradkit selected NaN where
+    x < 0 or x > 1, so a NaN x took the quotient's); the values and the double backward
+    (NaN there in both) are as before."""
+    f = (lambda lib, x: lib.logit(x)) if eps is None else (lambda lib, x: lib.logit(x, eps))
+    values = [math.nan, 2.0, -1.0, 0.0, -0.0, 0.5, 1.0]
+    for duals in ((True, False), (True, True)):
+        assert _gradient_tangent(gradkit, f, values, duals) == \
+            _gradient_tangent(torch, f, values, duals)
+
+
+@pytest.mark.parametrize("duals", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("scale", [1.0, -0.0, math.inf])
+def test_relu_gradient_tangent_is_torchs(duals, scale):
+    """scan (forward over reverse): the tangent of relu's create_graph gradient for a dual x
+    alone was None here, zeros in torch, whose threshold_backward formula is zeros_like(out_t)
+    + threshold_backward(g_t, out) (so a -0.0 of g_t reads +0.0 too); hardsigmoid's raised
+    gradkit's RuntimeError, torch's NotImplementedError of forward AD."""
+    values = [0.3, -0.7, 0.0, math.nan]
+    for f in (lambda lib, x: lib.relu(x), lambda lib, x: lib.nn.functional.hardsigmoid(x)):
+        for dtype in ("float64", "float32"):
+            assert _gradient_tangent(gradkit, f, values, duals, scale, dtype) == \
+                _gradient_tangent(torch, f, values, duals, scale, dtype)

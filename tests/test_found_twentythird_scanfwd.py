@@ -270,3 +270,17 @@ def test_relu_gradient_tangent_is_torchs(duals, scale):
         for dtype in ("float64", "float32"):
             assert _gradient_tangent(gradkit, f, values, duals, scale, dtype) == \
                 _gradient_tangent(torch, f, values, duals, scale, dtype)
+
+
+@pytest.mark.parametrize("duals", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("scale", [1.0, -1.0, math.inf])
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_mse_tangent_is_torchs_formula(duals, scale, reduction):
+    """scan: mse_loss(x, y) of a dual x alone at an infinite y had tangent -inf here, NaN in
+    torch: torch's forward formula is mse_loss_backward(t_x, x, y) + mse_loss_backward(t_y,
+    y, x) with a missing tangent as zeros, so the target's term is 0 * inf (torch's wart,
+    kept), and at x = y its +0.0 turns the other term's -0.0 into +0.0."""
+    f = lambda lib, x, y: lib.nn.functional.mse_loss(x, y, reduction=reduction)
+    x, y = [0.0, -0.0, 0.5, 0.0, 3.0, math.inf], [0.0, -0.0, 0.5, math.inf, -math.inf, 1.0]
+    assert _dual_outcome(gradkit, f, x, y, duals, scale) == \
+        _dual_outcome(torch, f, x, y, duals, scale)

@@ -25,12 +25,12 @@ def _tangent(lib, f, values, tangent, dtype: str = "float64", grad_mode: bool = 
         return _bits(primal.detach().numpy()) + _bits(tangent.detach().numpy())
 
 
-def _assert_agree(ours: list, theirs: list) -> None:
+def _assert_agree(ours: list, theirs: list, rel_tol: float = 1e-15) -> None:
     """Bit for bit but for the last bits of finite nonzero values (an ulp from a kernel)."""
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs):
         assert a == b or 0 not in (float(a), float(b)) and \
-            math.isclose(float(a), float(b), rel_tol=1e-15), (ours, theirs)
+            math.isclose(float(a), float(b), rel_tol=rel_tol), (ours, theirs)
 
 
 def _gradient(lib, f, values, upstream, dtype: str = "float64") -> list:
@@ -284,3 +284,19 @@ def test_mse_tangent_is_torchs_formula(duals, scale, reduction):
     x, y = [0.0, -0.0, 0.5, 0.0, 3.0, math.inf], [0.0, -0.0, 0.5, math.inf, -math.inf, 1.0]
     assert _dual_outcome(gradkit, f, x, y, duals, scale) == \
         _dual_outcome(torch, f, x, y, duals, scale)
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+@pytest.mark.parametrize("duals", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("scale", [1.0, -1.0])
+def test_tanh_and_sigmoid_gradient_tangents_keep_torchs_zero_signs(name, duals, scale):
+    """scan (forward over reverse): sigmoid's gradient at 1e20 had tangent -0.0 here, +0.0 in
+    torch: torch's sigmoid_backward/tanh_backward formula is backward(t_g, out) + out's term,
+    the missing t_g a zero tensor the kernel materializes, so a -0.0 term reads +0.0."""
+    f = lambda lib, x: getattr(lib, name)(x)
+    values = [0.0, -0.0, 40.0, -40.0, 1e20, -1e20, 0.3]
+    for dtype in ("float64", "float32"):
+        ours = _gradient_tangent(gradkit, f, values, duals, scale, dtype)
+        theirs = _gradient_tangent(torch, f, values, duals, scale, dtype)
+        _assert_agree(ours[0] + ours[1], theirs[0] + theirs[1],  # (an ulp apart: libm)
+                      1e-15 if dtype == "float64" else 1e-6)

@@ -300,3 +300,17 @@ def test_tanh_and_sigmoid_gradient_tangents_keep_torchs_zero_signs(name, duals, 
         theirs = _gradient_tangent(torch, f, values, duals, scale, dtype)
         _assert_agree(ours[0] + ours[1], theirs[0] + theirs[1],  # (an ulp apart: libm)
                       1e-15 if dtype == "float64" else 1e-6)
+
+
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py"])
+@pytest.mark.parametrize("duals", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("scale", [1.0, -1.0])
+def test_xlogy_tangent_of_a_dual_y_alone_keeps_torchs_zero_signs(name, duals, scale):
+    """scan: xlogy(x, y) of a dual y alone had tangent -0.0 here at x = 0, y = -2, +0.0 in
+    torch: its formula xlogy(t_x, y).masked_fill(...) + t_y x / y materializes the missing
+    t_x's zero tensor in the first term (xlog1py's alike)."""
+    f = (lambda lib, x, y: lib.xlogy(x, y)) if name == "xlogy" else \
+        (lambda lib, x, y: lib.special.xlog1py(x, y))
+    x, y = [0.0, -0.0, 0.5, 1e20, -2.0, 0.0], [-2.0, 0.5, 1e300, -1e20, math.inf, -math.inf]
+    assert _dual_outcome(gradkit, f, x, y, duals, scale) == \
+        _dual_outcome(torch, f, x, y, duals, scale)

@@ -12,7 +12,7 @@ from gradkit.ops._op import op
 from gradkit.ops.activations import sigmoid
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import tanh
-from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.piecewise import first_term_materialized
 
 
 def _is_real(array) -> bool:
@@ -54,23 +54,12 @@ tanh_backward.defvjp(lambda gg, g, out: tanh_backward(gg, conj(out)),
                      lambda gg, g, out: conj(gg) * (-2 * conj(out) * g))
 sigmoid_backward.defvjp(lambda gg, g, out: sigmoid_backward(gg, conj(out)),
                         lambda gg, g, out: conj(gg) * g * (-2 * conj(out) + 1))
-
-
-def _tangent_rule(backward, out_term):
-    """torch's forward formula, backward(t_g, out) + out's term: a missing t_g is torch's zero
-    tensor, which the kernel materializes (a -0.0 term of out then reads +0.0); a missing
-    t_out adds nothing."""
-    def rule(tangents, g, out):
-        t_g, t_out = tangents
-        first = backward(zeros_like(g) if t_g is None else t_g, out)
-        return first if t_out is None else first + out_term(t_out, g, out)
-    return rule
-
-
-tanh_backward.defjvp_all(_tangent_rule(tanh_backward,
-                                       lambda t, g, out: conj(t) * (-2 * conj(out) * g)))
-sigmoid_backward.defjvp_all(_tangent_rule(sigmoid_backward,
-                                          lambda t, g, out: conj(t) * g * (-2 * conj(out) + 1)))
+# torch's forward formulas backward(t_g, out) + out's term: a missing t_g is materialized
+tanh_backward.defjvp_all(first_term_materialized(
+    lambda t, g, out: tanh_backward(t, out), lambda t, g, out: conj(t) * (-2 * conj(out) * g)))
+sigmoid_backward.defjvp_all(first_term_materialized(
+    lambda t, g, out: sigmoid_backward(t, out),
+    lambda t, g, out: conj(t) * g * (-2 * conj(out) + 1)))
 
 
 def _recorded_or_kernel(backward, kernel):

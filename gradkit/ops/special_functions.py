@@ -18,7 +18,7 @@ from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.incomplete_gamma import gammainc_array, gammaincc_array
 from gradkit.ops.keywords import numpy_names
 from gradkit.ops.methods import register
-from gradkit.ops.piecewise import sgn, where
+from gradkit.ops.piecewise import first_term_materialized, sgn, where
 from gradkit.ops.promotion import PY_SCALARS
 from gradkit.ops.special_series import (
     SQRT_HALF, c_math, erfcx_array, hurwitz_zeta_array, i0e_array, i1e_array, log_ndtr_array,
@@ -159,7 +159,8 @@ def _overload_name(base: str):
 
 xlog1py.node_name_rule = _overload_name("SpecialXlog1Py")
 xlog1py.defvjp(_xlog1py_grad_x, lambda g, x, y: g * x / (y + 1))
-xlog1py.defjvp(_xlog1py_grad_x, lambda t, x, y: t * x / (y + 1))
+# torch's: xlog1py(t_x, y) masked + t_y x / (y + 1), a missing t_x materialized
+xlog1py.defjvp_all(first_term_materialized(_xlog1py_grad_x, lambda t, x, y: t * x / (y + 1)))
 
 
 @op(save=("x", "q"), broadcast=True, batchable=True, elementwise=True,

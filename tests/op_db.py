@@ -1531,6 +1531,9 @@ OPS += [
 _rng = _table_rng
 # lane special: torch.special's differentiable ops (the Bessel and Airy functions, which torch
 # does not differentiate, are checked in tests/test_special.py)
+# torch has no forward formula for zeta and the incomplete gamma functions (either input)
+_NO_FORWARD_AD = {"no_forward_ad": "torch has none (test_found_twentythird_scanfwd.py checks "
+                                   "the error)"}
 _SPECIAL_TORCH = {name: _torch(f"special.{name}") for name in (
     "erfcx", "entr", "ndtr", "ndtri", "log_ndtr", "i0e", "i1", "i1e", "xlog1py", "zeta",
     "gammainc", "gammaincc")}
@@ -1564,12 +1567,12 @@ OPS += [
         Sample((Const(P(2, 3) + 1.5), P(2, 3))), Sample((Const(P(3) + 2), P(2, 1)),
                                                          name="broadcast"),
         Sample((3.0, P(4)), name="scalar_x")),
-           torch=_SPECIAL_TORCH["zeta"]),
+           torch=_SPECIAL_TORCH["zeta"], extra=_NO_FORWARD_AD),
     # no derivative in a (torch's, too): a is a constant; x on every branch of the kernel
     *(OpInfo(f"special.{name}", getattr(gradkit.special, name), S(
         Sample((Const(P(2, 3) + 1), P(2, 3))),
         Sample((Const(np.array([0.5, 3.0, 25.0, 250.0])), np.array([0.3, 4.0, 27.0, 255.0])),
-               name="branches")), torch=_SPECIAL_TORCH[name])
+               name="branches")), torch=_SPECIAL_TORCH[name], extra=_NO_FORWARD_AD)
       for name in ("gammainc", "gammaincc")),
 ]
 
@@ -1826,7 +1829,7 @@ OPS += [
     *(OpInfo(name, getattr(G, name), S(
         Sample((Const(P(2, 3) + 1), P(2, 3))),
         Sample((Const(np.array([0.5, 3.0, 25.0])), np.array([0.3, 4.0, 27.0])),
-               name="branches"))) for name in ("igamma", "igammac")),
+               name="branches")), extra=_NO_FORWARD_AD) for name in ("igamma", "igammac")),
     OpInfo("conj_physical", G.conj_physical, S(Sample((Z(2, 3),), name="complex"),
                                                Sample((N(3),), name="real"))),
 ]

@@ -271,9 +271,9 @@ def _output_tangents(op, args, tangents, params, outputs) -> tuple:
 
 
 def _saved_values(op, args, outputs) -> list:
-    """What the op saves for its rules (same spec as its vjp), as Tensors."""
+    """What the op saves for its rules (its vjp's spec unless it names its own), as Tensors."""
     values = []
-    for kind, index, attr in op.save_spec:
+    for kind, index, attr in getattr(op, "jvp_save_spec", op.save_spec):  # (softmax's: x too)
         if kind == "inputs":
             values.append(tuple(args) if not attr else
                           tuple(getattr(_data(a), attr) for a in args))

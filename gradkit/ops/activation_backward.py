@@ -12,6 +12,7 @@ from gradkit.ops._op import op
 from gradkit.ops.activations import sigmoid
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import tanh
+from gradkit.ops.piecewise import first_term_materialized
 
 
 def _is_real(array) -> bool:
@@ -51,12 +52,14 @@ for _op in (tanh_backward, sigmoid_backward):
 # (the kernels are anti-holomorphic in out: its gradient and tangent take conj(gg), conj(t))
 tanh_backward.defvjp(lambda gg, g, out: tanh_backward(gg, conj(out)),
                      lambda gg, g, out: conj(gg) * (-2 * conj(out) * g))
-tanh_backward.defjvp(lambda t, g, out: tanh_backward(t, out),
-                     lambda t, g, out: conj(t) * (-2 * conj(out) * g))
 sigmoid_backward.defvjp(lambda gg, g, out: sigmoid_backward(gg, conj(out)),
                         lambda gg, g, out: conj(gg) * g * (-2 * conj(out) + 1))
-sigmoid_backward.defjvp(lambda t, g, out: sigmoid_backward(t, out),
-                        lambda t, g, out: conj(t) * g * (-2 * conj(out) + 1))
+# torch's forward formulas backward(t_g, out) + out's term: a missing t_g is materialized
+tanh_backward.defjvp_all(first_term_materialized(
+    lambda t, g, out: tanh_backward(t, out), lambda t, g, out: conj(t) * (-2 * conj(out) * g)))
+sigmoid_backward.defjvp_all(first_term_materialized(
+    lambda t, g, out: sigmoid_backward(t, out),
+    lambda t, g, out: conj(t) * g * (-2 * conj(out) + 1)))
 
 
 def _recorded_or_kernel(backward, kernel):

@@ -63,7 +63,9 @@ def _relu_backward(xp, g, out):
 
 
 _relu_backward.defvjp(lambda gg, out: _relu_backward(gg, out), lambda gg, out: zeros_like(out))
-_relu_backward.defjvp(lambda t, out: _relu_backward(t, out), None)
+# torch's forward formula is zeros_like(out_t) + threshold_backward(g_t, out): a dual out
+# alone (forward over reverse) gives zeros, not no tangent, and a -0.0 of g_t turns +0.0
+_relu_backward.defjvp(lambda t, out: _relu_backward(t, out) + 0.0, lambda t, out: zeros_like(t))
 relu.defvjp(lambda g, out: _relu_backward(g, out))
 relu.defjvp(lambda t, out: _relu_backward(t, out))
 relu.batchable = True

@@ -21,7 +21,7 @@ from gradkit.ops.conversion import fitted
 from gradkit.ops.elementwise import exp, log1p, tanh
 from gradkit.ops.grad_edges import (
     LEAKY_RELU_EXTRA, call_or_write, defmask_edge, gradient_edge, in_place_variant,
-    negative_slope_refusal, no_derivative)
+    negative_slope_refusal, no_derivative, no_forward_ad)
 from gradkit.ops.piecewise import abs, where
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
@@ -160,8 +160,7 @@ def _hardsigmoid_backward(xp, g, x):
 
 _hardsigmoid_backward.defvjp(no_derivative("hardsigmoid_backward"),
                              no_derivative("hardsigmoid_backward"))
-_hardsigmoid_backward.defjvp(no_derivative("hardsigmoid_backward"),
-                             no_derivative("hardsigmoid_backward"))
+_hardsigmoid_backward.defjvp(*[no_forward_ad("aten::hardsigmoid_backward", brief=True)] * 2)
 _hardsigmoid.defvjp(lambda g, x: _hardsigmoid_backward(g, x))
 _hardsigmoid.defjvp(lambda t, x: _hardsigmoid_backward(t, x))
 

@@ -16,7 +16,7 @@ from gradkit.ops.comparison import isnan
 from gradkit.ops.complex import _is_complex, conj
 from gradkit.ops.conversion import astype
 from gradkit.ops.methods import register, tensor_method
-from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.piecewise import blend_tangents, where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, WIDE_UNSIGNED, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import invalid_combination, kernel_error, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
@@ -59,8 +59,8 @@ def _sign_source_grad(g, x, result):
 
 
 copysign.defvjp(lambda g, x, result: g * _copysign_ratio(x, result), _sign_source_grad)
-copysign.defjvp(lambda t, x, result: t * _copysign_ratio(x, result),
-                lambda t, x, result: zeros_like(t))
+# torch's forward formula reads only x's tangent: a dual y alone gives no tangent (not zeros)
+copysign.defjvp(lambda t, x, result: t * _copysign_ratio(x, result), None)
 copysign.node_name_rule = lambda params, inputs: (
     f"CopysignBackward{1 if type(inputs[1]) in PY_SCALARS else 0}")
 
@@ -84,10 +84,8 @@ def _nan_ignoring(name: str, pick, wins, wins_tangent):
     declared.defvjp(lambda g, x, y: where(wins(x, y) | isnan(y), g, 0.0),
                     lambda g, x, y: where(wins(x, y) | isnan(y), 0.0, g))
 
-    def jvp(tangents, x, y):
-        t_x, t_y = (0.0 if t is None else t for t in tangents)
-        return t_y + (wins_tangent(x, y) | isnan(y)) * (t_x - t_y)
-    declared.defjvp_all(jvp)
+    declared.defjvp_all(lambda tangents, x, y:
+                        blend_tangents(*tangents, wins_tangent(x, y) | isnan(y)))
     return declared
 
 
@@ -122,7 +120,7 @@ def nextafter(xp, x, y):
 
 # torch: the step is a constant: x's gradient passes except where x == y, y's is zero
 nextafter.defvjp(lambda g, x, y: where(x != y, g, 0.0), lambda g, x, y: zeros_like(g))
-nextafter.defjvp(lambda t, x, y: where(x != y, t, 0.0), lambda t, x, y: zeros_like(t))
+nextafter.defjvp(lambda t, x, y: where(x != y, t, 0.0), None)  # torch's reads x's tangent only
 
 
 @op(save=("x.dtype", "other", "result", "other.dtype"), broadcast=True, batchable=True,

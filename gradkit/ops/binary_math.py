@@ -16,7 +16,7 @@ from gradkit.ops.comparison import isinf
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp, reciprocal
 from gradkit.ops.methods import register
-from gradkit.ops.piecewise import where, zeros_like
+from gradkit.ops.piecewise import first_term_materialized, where, zeros_like
 from gradkit.ops.promotion import PY_SCALARS, as_dtype, promote, result_type
 from gradkit.ops.unary_helpers import (
     c_type_name, invalid_combination, kernel_error, require_tensors as _require_tensors,
@@ -108,7 +108,8 @@ def _xlogy_grad_x(g, x, y):
 
 
 xlogy.defvjp(_xlogy_grad_x, lambda g, x, y: g * x / y)
-xlogy.defjvp(_xlogy_grad_x, lambda t, x, y: t * x / y)
+# torch's: xlogy(t_x, y) masked + t_y x / y, a missing t_x materialized
+xlogy.defjvp_all(first_term_materialized(_xlogy_grad_x, lambda t, x, y: t * x / y))
 # torch's generated nodes run their formulas sorted by name: XlogyBackward0's other first
 xlogy.vjp_order = (1, 0)
 

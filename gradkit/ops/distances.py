@@ -19,7 +19,7 @@ from gradkit.ops.grad_edges import reads_input
 from gradkit.ops.indexing import getitem
 from gradkit.ops.complex import conj, real
 from gradkit.ops.linalg import matmul
-from gradkit.ops.linalg_norms import _norm_grad, vector_norm
+from gradkit.ops.linalg_norms import _norm_grad, _norm_jvp, vector_norm
 from gradkit.ops.one_node import one_node
 from gradkit.ops.promotion import result_type
 from gradkit.ops.piecewise import abs, ceil, sign, where, zeros_like
@@ -279,11 +279,9 @@ dist.numbers = numbers_reader("dist", p=3)
 
 @dist.defjvp_all
 def _dist_jvp(tangents, x, y, result, p):
-    if p == 0:
-        return zeros_like(result)
-    diff = x - y
-    t = _pair_difference(*tangents)
-    return sum(real(conj(_norm_grad(1.0, diff, result, p, None, False)) * t))
+    """torch's norm_jvp of x - y with tangent tx - ty (its sums before the scale by the norm:
+    a tangent of 1e308 overflows to NaN as torch's, where the slope first gave a finite)."""
+    return _norm_jvp(_pair_difference(*tangents), x - y, result, p, None, False, None)
 
 
 def _pair_difference(tx, ty):

@@ -174,10 +174,11 @@ rsqrt.defderivative(lambda out: -0.5 * out * out * out)
 
 
 def _rsqrt_vjp(g, out):
-    """torch's (-0.5 * grad) * conj(out ** 3) for complex: in this order the zero parts of
-    the gradient keep torch's signs (real ones: g * f'(out), as before)."""
+    """torch's (-0.5 * grad) * conj(out ** 3), in this order: the zero parts of a complex
+    gradient keep torch's signs, and a float32 out³ of a huge x stays a subnormal a huge
+    gradient scales (-0.5 * out³ first underflowed to 0: 0 for 1e30, NaN for inf)."""
     if not _is_complex(out):
-        return g * (-0.5 * out * out * out)
+        return (-0.5 * g) * (out * out * out)
     return (-0.5 * g) * conj(out * out * out)
 
 

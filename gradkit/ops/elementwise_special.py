@@ -67,6 +67,8 @@ def _logit_derivative_times(v, x, eps=None):
     two answers by grad mode, kept so both runs agree with torch's."""
     plain = not hasattr(v, "_data") or not is_grad_enabled()  # torch: GradMode decides
     scaled = v / (x * (1 - x) + 0.0) if plain else v / (x * (1 - x))
+    if eps is None and not plain:  # NaN where x is not in [0, 1]: a NaN x takes the NaN's
+        return where((x >= 0) & (x <= 1), scaled, math.nan)  # tangent 0 (forward over reverse)
     if eps is None or eps < 0 and plain:
         return where((x < 0) | (x > 1), math.nan, scaled)
     if plain:

@@ -20,7 +20,7 @@ from gradkit.ops.linalg_solvers import (LinAlgError, _batch_prefix, _trace, _uns
 from gradkit.ops.piecewise import where, zeros_like
 from gradkit.ops.scans import prod
 from gradkit.ops.shape import expand, transpose, unsqueeze
-from gradkit.ops.triangular import diag_embed
+from gradkit.ops.triangular import diag_embed, diagonal
 from gradkit.ops.unary_helpers import kernel_error
 
 
@@ -178,5 +178,17 @@ def _solve_where_nan(x, values) -> None:
 
 
 det.defvjp(_det_vjp)
-det.defjvp(lambda t, x, out: out * _trace(matmul(inv(x), t)))
+def _det_jvp(t, x, out):
+    """torch's linalg_det_jvp: trace(A^{-1} t) det, solved through its LU of A with an exact
+    0 pivot moved to eps (the det is C^1: a singular A's tangent is that limit, where inv
+    refused it; a constant tangent of [[1, 2], [3, 4]] gives torch's -0.0, not 2e-16)."""
+    transposed = _factors_transpose(x)
+    lu, pivots, _ = lu_factor_ex(transpose(x, -1, -2) if transposed else x)
+    eps = np.finfo(lu._data.real.dtype).eps
+    lu = lu + diag_embed(where(diagonal(lu, 0, -2, -1) == 0, eps, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _trace(lu_solve(lu, pivots, t, adjoint=transposed)) * out
+
+
+det.defjvp(_det_jvp)
 det.name, det.profiler_name = "linalg_det", "gradkit::linalg_det"

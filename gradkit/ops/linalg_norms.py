@@ -194,9 +194,13 @@ def _norm_jvp(t, x, norm, ord, dim, keepdim, dtype):  # noqa: A002
             return sum(slope, reduced, keepdim) * pow(norm, 1 - ord)
         if 1 < ord < math.inf:
             power = pow(abs(x), ord - 2)  # below 2, torch zeros its inf at x = 0 first
-            slope = sum(real(conj(x * (where(x == 0, 0.0, power) if ord < 2 else power)) * t),
-                        reduced, keepdim)
+            power = where(x == 0, 0.0, power) if ord < 2 else power  # times x t, not x times t:
+            slope = sum(power * real(conj(x) * t), reduced, keepdim)  # 1e308 * 0 stays 0
             return where(norm == 0, 0.0, slope / pow(norm, ord - 1))
+    if ord in (math.inf, -math.inf):  # torch's: sum(sgn(x) t * hit / hits), in norm's dtype
+        extreme = unsqueeze_back(norm, tuple(x.shape), dim, keepdim)  # (1.0 / hits: float32)
+        hit = astype((abs(x) == extreme) | isnan(x) & isnan(extreme), extreme.dtype)
+        return sum(real(sgn(x) * conj(t)) * hit / sum(hit, reduced, True), reduced, keepdim)
     return sum(real(conj(_norm_grad(1.0, x, norm, ord, dim, keepdim)) * t), reduced, keepdim)
 
 

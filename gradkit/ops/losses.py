@@ -22,7 +22,7 @@ from gradkit.ops.conversion import astype
 from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.piecewise import where
 from gradkit.ops.indexing import scatter_into_zeros
-from gradkit.ops.mse_backward import mse_backward
+from gradkit.ops.mse_backward import mse_backward, mse_tangent
 from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message
 from gradkit.ops.promotion import category, promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
@@ -247,8 +247,7 @@ def _mse_grad(g, x, y, reduction):
 
 _mse.defvjp(lambda g, x, y, reduction: _mse_grad(g, x, y, reduction),
             lambda g, x, y, reduction: _mse_grad(g, y, x, reduction))  # torch's: (y - x) g
-_mse.defjvp(lambda t, x, y, reduction: reduce_loss(2.0 * _difference(x, y) * t, reduction),
-            lambda t, x, y, reduction: reduce_loss(2.0 * _difference(y, x) * t, reduction))
+_mse.defjvp_all(lambda ts, x, y, reduction: reduce_loss(mse_tangent(ts, x, y), reduction))
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",

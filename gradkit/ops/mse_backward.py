@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from gradkit.ops._op import op
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.promotion import promote_types
 
 
@@ -46,3 +47,11 @@ mse_backward.defvjp_all(_mse_backward_vjp, needs=True)
 mse_backward.defjvp(lambda t, g, x, y, reduction: mse_backward(t, x, y, reduction=reduction),
                     lambda t, g, x, y, reduction: _double_backward(t, g, x, y, reduction),
                     lambda t, g, x, y, reduction: -_double_backward(t, g, x, y, reduction))
+
+
+def mse_tangent(tangents, x, y):
+    """torch's forward formula of mse_loss before its reduction, mse_loss_backward(t_x, x, y)
+    + mse_loss_backward(t_y, y, x), a missing tangent as zeros: an infinite x - y gives 0 *
+    inf = NaN from the operand without one (torch's wart, kept), and that zero's sign counts."""
+    tx, ty = (zeros_like(a) if t is None else t for t, a in zip(tangents, (x, y)))
+    return mse_backward(tx, x, y, reduction="none") + mse_backward(ty, y, x, reduction="none")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gradkit.autograd.zero_grads import marked
 from gradkit.ops._op import op
 from gradkit.ops.complex import conj, real
-from gradkit.ops.promotion import check_fits, promote, result_type
+from gradkit.ops.promotion import PY_SCALARS, check_fits, promote, result_type
 from gradkit.ops.unary import unary
 from gradkit.ops.unary_helpers import (
     fixed_error, half_in_float, kernel_error, reject_complex, require_tensors)
@@ -232,9 +232,29 @@ def _pairwise_jvp(x_wins):
     """torch's forward rule for maximum/minimum: t_y + w (t_x - t_y), w 1/2 at ties, 1 where
     x wins, else 0; so a NaN takes y's tangent alone (backward gives both the gradient)."""
     def rule(tangents, x, y):
-        tx, ty = (0.0 if t is None else t for t in tangents)
-        return ty + where(x == y, 0.5, where(x_wins(x, y), 1.0, 0.0)) * (tx - ty)
+        return blend_tangents(*tangents, where(x == y, 0.5, where(x_wins(x, y), 1.0, 0.0)))
     return rule
+
+
+def first_term_materialized(first, second):
+    """A jvp rule for torch's formula first(t_x, ...) + second(t_y, ...) whose missing t_x is
+    a zero tensor that the first term's kernel materializes (a -0.0 second term then reads
+    +0.0; a number x has no first term); a missing t_y adds nothing."""
+    def rule(tangents, x, *saved):
+        t_x, t_y = tangents
+        if t_x is None and type(x) in PY_SCALARS:
+            return second(t_y, x, *saved)
+        head = first(zeros_like(x) if t_x is None else t_x, x, *saved)
+        return head if t_y is None else head + second(t_y, x, *saved)
+    return rule
+
+
+def blend_tangents(tx, ty, w):
+    """t_y + w (t_x - t_y) with torch's zero tensors for a missing tangent: adding one passes
+    the other on as it is (a -0.0 too: 0 * -1 stays -0.0), subtracting from one negates."""
+    if ty is None:
+        return w * tx
+    return ty + w * (-ty if tx is None else tx - ty)
 
 
 maximum.defjvp_all(_pairwise_jvp(lambda x, y: x > y))

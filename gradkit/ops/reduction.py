@@ -229,8 +229,7 @@ def _exp_minus_result(x, out, dim, keepdim):
 logsumexp.defvjp(lambda g, x, out, dim, keepdim:
                  expand_back(g, tuple(x.shape), dim, keepdim)
                  * conj(_exp_minus_result(x, out, dim, keepdim)))
-logsumexp.defjvp(lambda t, x, out, dim, keepdim:
-                 sum(t * _exp_minus_result(x, out, dim, keepdim), dim, keepdim))
+# (its jvp rule: ops/softmax_backward.py, torch's logsumexp_jvp)
 
 
 @op(save="result", batchable=True, method=True, contiguous=True)
@@ -270,8 +269,7 @@ def _sum_along(g, out, dim):
     return sum(g, batch_dim(dim), True) if out.ndim else g
 
 
-# (its vjp rule: ops/softmax_backward.py, torch's _softmax_backward_data)
-softmax.defjvp(lambda t, out, dim, dtype: out * (t - sum(t * out, dim, True)))
+# (its vjp and jvp rules: ops/softmax_backward.py, torch's _softmax_backward_data)
 softmax.no_complex_grad = "_softmax"
 
 
@@ -284,8 +282,7 @@ def log_softmax(xp, x, *, dim, dtype=None):
 log_softmax.numbers = ints_reader("log_softmax", dim=(1, "int"), dtype=(None, "ScalarType?"))
 
 
-# (its vjp rule: ops/softmax_backward.py, torch's _log_softmax_backward_data)
-log_softmax.defjvp(lambda t, out, dim, dtype: t - sum(exp(out) * t, dim, True))
+# (its vjp and jvp rules: ops/softmax_backward.py, torch's _log_softmax_backward_data)
 log_softmax.no_complex_grad = "_log_softmax"
 
 

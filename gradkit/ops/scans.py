@@ -206,19 +206,32 @@ def _prod_others(x, out, dim, keepdim):
     return reshape(left * right, shape)
 
 
+def _zeros_without_grad_mode(x, dim) -> bool:
+    """torch's full prod_backward, without grad mode, answers zeros for two zeros in x (NaN or
+    inf beside them too); with it (and for a product over a dim), the products of the others."""
+    return dim is None and not is_grad_enabled() and (_data(x) == 0).sum() > 1
+
+
 def _prod_vjp(g, x, out, dim, keepdim, dtype):
     if x.ndim == 0:  # torch: the gradient itself (not g * x / x, which rounds for complex x)
         return g
     g = expand_back(g, tuple(x.shape), dim, keepdim)
-    if dim is None and not is_grad_enabled() and (_data(x) == 0).sum() > 1:
-        return zeros_like(g)  # torch: two zeros, all gradients 0 (NaN or inf beside them too)
+    if _zeros_without_grad_mode(x, dim):
+        return zeros_like(g)
     return g * conj(_prod_others(x, out, dim, keepdim))
 
 
+def _prod_jvp(t, x, out, dim, keepdim, dtype):
+    """torch's sum(prod_backward(ones) * t): its zeros by grad mode too (times an inf t: NaN)."""
+    if x.ndim == 0:
+        return t
+    others = zeros_like(x) if _zeros_without_grad_mode(x, dim) else _prod_others(x, out, dim,
+                                                                                 keepdim)
+    return sum(t * others, axes(dim, x.ndim), keepdim)
+
+
 prod.defvjp(_prod_vjp)
-prod.defjvp(lambda t, x, out, dim, keepdim, dtype:
-            t if x.ndim == 0 else
-            sum(t * _prod_others(x, out, dim, keepdim), axes(dim, x.ndim), keepdim))
+prod.defjvp(_prod_jvp)
 
 
 def _cumprod_in_place(x, dim: int, *, dtype=None):

@@ -7,14 +7,19 @@ g) * gg - g * sum(out * gg)`` and ``-sum(g) * exp(out) * gg`` for the output, th
 again (``gg - sum(gg * exp(out))`` for log_softmax's) for the incoming gradient. (The
 composites' derivatives, ``gg * (g - sum(g * out)) - g * sum(gg * out)`` and ``-(gg * sum(g))
 * exp(out)``, round otherwise: entries torch's formula keeps equal come an ulp apart, which
-attention over equal keys amplifies, nn_new seed 334183.)"""
+attention over equal keys amplifies, nn_new seed 334183.)
+
+Their tangents, and logsumexp's, are torch's ``logsumexp_jvp`` of the input x, which forward
+mode reads beside what backward saves."""
 from __future__ import annotations
 
 from gradkit.autograd.batching import batch_dim
 from gradkit.autograd.saved_names import declare_saved_names
 from gradkit.ops._op import op
+from gradkit.ops.complex import real
 from gradkit.ops.elementwise import exp
-from gradkit.ops.reduction import log_softmax, softmax, sum
+from gradkit.ops.extremes import amax
+from gradkit.ops.reduction import log_softmax, logsumexp, softmax, sum
 
 
 def _sum_along(a, out, dim: int):
@@ -63,3 +68,20 @@ log_softmax_backward_data.defjvp(
     lambda t, g, out, dim: -_sum_along(g, out, dim) * exp(out) * t)
 log_softmax.defvjp(lambda g, out, dim, dtype:
                    log_softmax_backward_data(g, out, dim=batch_dim(dim)))
+
+
+def _logsumexp_tangent(t, x, dim, keepdim: bool):
+    """torch's logsumexp_jvp: sum(e * t) / sum(e), e = exp(x - max) shifted by the largest
+    real part. A constant tangent passes through exactly: log_softmax's 1 - sum(softmax)
+    was an ulp off, and a tangent of 1e308 overflows (inf) as torch's does."""
+    e = exp(x - amax(real(x) if x.is_complex() else x, dim, True)) if x.numel() else exp(x)
+    return sum(e * t, dim, keepdim) / sum(e, dim, keepdim)
+
+
+for _op in (softmax, log_softmax):  # forward mode reads the input x too (backward: out only)
+    _op.jvp_save_spec = tuple(map(_op._parse_save, ("x", "result")))
+logsumexp.defjvp(lambda t, x, out, dim, keepdim: _logsumexp_tangent(t, x, dim, keepdim))
+softmax.defjvp(lambda t, x, out, dim, dtype:
+               out * (t - _logsumexp_tangent(t, x.to(out.dtype), dim, True)))  # (dtype=: x's)
+log_softmax.defjvp(lambda t, x, out, dim, dtype:
+                   t - _logsumexp_tangent(t, x.to(out.dtype), dim, True))

@@ -14,10 +14,11 @@ from gradkit.ops.arithmetic import neg
 from gradkit.ops.binary_math import _floating_pair, _require_tensors
 from gradkit.ops.elementwise import erf, exp, log
 from gradkit.ops.gamma import lgamma
+from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.incomplete_gamma import gammainc_array, gammaincc_array
 from gradkit.ops.keywords import numpy_names
 from gradkit.ops.methods import register
-from gradkit.ops.piecewise import sgn, where
+from gradkit.ops.piecewise import first_term_materialized, sgn, where
 from gradkit.ops.promotion import PY_SCALARS
 from gradkit.ops.special_series import (
     SQRT_HALF, c_math, erfcx_array, hurwitz_zeta_array, i0e_array, i1e_array, log_ndtr_array,
@@ -158,7 +159,8 @@ def _overload_name(base: str):
 
 xlog1py.node_name_rule = _overload_name("SpecialXlog1Py")
 xlog1py.defvjp(_xlog1py_grad_x, lambda g, x, y: g * x / (y + 1))
-xlog1py.defjvp(_xlog1py_grad_x, lambda t, x, y: t * x / (y + 1))
+# torch's: xlog1py(t_x, y) masked + t_y x / (y + 1), a missing t_x materialized
+xlog1py.defjvp_all(first_term_materialized(_xlog1py_grad_x, lambda t, x, y: t * x / (y + 1)))
 
 
 @op(save=("x", "q"), broadcast=True, batchable=True, elementwise=True,
@@ -178,7 +180,7 @@ def _no_zeta_derivative(*_, **__):
 zeta.node_name_rule = _overload_name("SpecialZeta")
 # torch: d/dq zeta(x, q) = -x zeta(x + 1, q); none for x
 zeta.defvjp(_no_zeta_derivative, lambda g, x, q: g * -x * zeta(x + 1.0, q))
-zeta.defjvp(_no_zeta_derivative, lambda t, x, q: t * -x * zeta(x + 1.0, q))
+zeta.defjvp(no_forward_ad("special_zeta"), no_forward_ad("special_zeta"))  # torch: no formula
 
 
 @op(save=("a", "x"), broadcast=True, batchable=True, elementwise=True,
@@ -217,9 +219,10 @@ def _no_derivative_in_a(name: str):
 
 
 gammainc.defvjp(_no_derivative_in_a("igamma"), lambda g, a, x: g * _density(a, x))
-gammainc.defjvp(_no_derivative_in_a("igamma"), lambda t, a, x: t * _density(a, x))
 gammaincc.defvjp(_no_derivative_in_a("igammac"), lambda g, a, x: -g * _density(a, x))
-gammaincc.defjvp(_no_derivative_in_a("igammac"), lambda t, a, x: -t * _density(a, x))
+# torch has no forward formula for either: a dual x alone is refused too
+gammainc.defjvp(no_forward_ad("igamma"), no_forward_ad("igamma"))
+gammaincc.defjvp(no_forward_ad("igammac"), no_forward_ad("igammac"))
 
 
 def _igamma_alias(special, name: str):

@@ -3282,9 +3282,6 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("torch's Jacobians of an empty tensor raise under its vmap or backward",
           "docs/func.md", "The Jacobians of an empty input or output are empty blocks",
           known_fwd.torch_jacobian_of_an_empty_tensor),
-    Known("the tangent of a mean over no elements: torch's 0/0 NaN", "docs/autograd.md",
-          "mode) is 0 in gradkit, NaN (0/0) in torch",
-          known_fwd.torch_tangent_of_an_empty_mean),
     Known("torch's tangent of x % number is x's own tangent: a write into the result changes "
           "x's", "docs/autograd.md", "is x's own tangent tensor",
           known_fwd.torch_remainder_by_a_number_shares_its_tangent),

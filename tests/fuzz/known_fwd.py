@@ -325,14 +325,6 @@ def torch_prod_backward_under_func(program, mine: Result, theirs: Result) -> boo
     return bool(pairs) and all(np.isnan(a).all() for a, _ in pairs)
 
 
-def torch_tangent_of_an_empty_mean(program, mine: Result, theirs: Result) -> bool:
-    """The tangent of a logsumexp over no elements: torch's 0/0 is NaN, gradkit's 0."""
-    pairs = _differing(mine, theirs) if program.transform in _FORWARD and _empty(
-        program, mine) else None
-    return bool(pairs) and any(a.size for a, _ in pairs) and all(
-        np.isnan(b).all() and (a == 0).all() for a, b in pairs)
-
-
 def nan_placement_in_jacobians(program, mine: Result, theirs: Result) -> bool:
     """A derivative that is NaN (or NaN through 0 * inf) lands in the Jacobian's rows under
     forward mode and in its columns under reverse mode, and torch's jacrev spreads a NaN

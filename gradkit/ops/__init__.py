@@ -82,7 +82,8 @@ from gradkit.ops.shape import (  # noqa: F401
     squeeze, t, transpose, unflatten, unsqueeze, view)
 from gradkit.ops.slicing import narrow, roll, select  # noqa: F401
 from gradkit.ops.sorting import argsort, sort, topk  # noqa: F401
-from gradkit.ops.scans import cummax, cummin, cumprod, logcumsumexp, prod  # noqa: F401
+from gradkit.ops.scans import cumprod, logcumsumexp, prod  # noqa: F401
+from gradkit.ops.running_extremes import cummax, cummin  # noqa: F401
 from gradkit.ops.order_statistics import (  # noqa: F401
     aminmax, count_nonzero, equal, kthvalue, median, mode, msort, nanmedian)
 from gradkit.ops.statistics import (  # noqa: F401

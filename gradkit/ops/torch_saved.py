@@ -45,7 +45,7 @@ from gradkit.ops.order_statistics import (
 from gradkit.ops.pooling import max_pool_with_indices
 from gradkit.ops.products import addbmm, addmm
 from gradkit.ops.reduction import logsumexp, mean, sum as sum_op
-from gradkit.ops.scans import _cummax, _cummin
+from gradkit.ops.running_extremes import _cummax, _cummin
 from gradkit.ops.shape import repeat
 from gradkit.ops.slicing import _roll
 from gradkit.ops.sorting import _sort, _sort_stable, _topk

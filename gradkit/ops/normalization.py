@@ -20,8 +20,8 @@ from gradkit.memory_format import (channels_last, channels_last_3d, contiguous_f
 from gradkit.ops import _dispatch
 from gradkit.ops.arithmetic import add, div, mul, pow as pow_, sub
 from gradkit._tensor import Tensor
-from gradkit.ops.batch_norm_arith import (batch_statistics, channel_shape, fused_multiply_add,
-                                          kernel_layout, normalized_affine)
+from gradkit.ops.batch_norm_arith import (_with_value, batch_statistics, channel_shape,
+                                          fused_multiply_add, kernel_layout, normalized_affine)
 from gradkit.ops.conversion import astype, clone
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.grad_edges import kept_for_backward
@@ -51,8 +51,8 @@ def _normalize(x, axes, eps, rounded: bool = False, welford: bool = False):
     return mul(centered, rstd), mu, var
 
 
-def _through_half(t):
-    return astype(astype(t, HALF), np.float32)
+def _through_half(t):  # the value rounded, the gradient not: torch's backward is in float
+    return _with_value(t, t._data.astype(HALF).astype(np.float32))
 
 
 def _affine(out, weight, bias, input):

@@ -15,6 +15,7 @@ from gradkit._tensor import Tensor
 from gradkit.ops._op import Op, op
 from gradkit.ops.consecutive import unique_slices
 from gradkit.ops.dims import existing_dim
+from gradkit.ops.grad_edges import no_forward_ad
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import where as _select
 from gradkit.ops.unary_helpers import c_type_name, cpp_number, scalar_type_name
@@ -206,25 +207,18 @@ _unique_dim = Op(_unique.forward, name="unique", outputs=3, differentiable_outpu
                  node_name="UniqueDimBackward0")
 
 
-def _refusals(kernel: str):
-    """The backward and forward-AD rules of a kernel torch has no derivative for."""
-    def no_derivative(*_, **__):
+def _no_derivative(kernel: str):
+    """The backward rule of a kernel torch has no derivative for: its error."""
+    def refuse(*_, **__):
         raise NotImplementedError(f"the derivative for '{kernel}' is not implemented.")
-
-    def no_tangent(*_, **__):
-        raise NotImplementedError(
-            f"Trying to use forward AD with {kernel} that does not support it because it has "
-            "not been implemented yet.\nPlease file an issue to PyTorch at https://github.com/"
-            "pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
-            "its implementation or submit a PR adding the implementation to derivatives.yaml")
-    return no_derivative, no_tangent
+    return refuse
 
 
 for _op, _kernel, _profiled in ((_unique, "_unique2", "unique"),
                                 (_unique_dim, "unique_dim", "unique_dim")):
     _op.profiler_name = f"gradkit::{_profiled}"
-    _op.defvjp_all(_refusals(_kernel)[0])
-    _op.defjvp_all(_refusals(_kernel)[1])
+    _op.defvjp_all(_no_derivative(_kernel))
+    _op.defjvp_all(no_forward_ad(_kernel))
 _unique.name = "unique"
 
 

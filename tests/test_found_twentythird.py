@@ -317,3 +317,44 @@ def test_float16_batch_norm_gradient_of_a_constant_batch_is_torchs(value):
         weights = lib.tensor([[1.0], [2.0], [3.0]], dtype=lib.float16)
         return [g.tolist() for g in lib.autograd.grad((out * weights).sum(), [x, w])]
     assert gradients(gradkit) == gradients(torch)
+
+
+def test_a_write_into_x_after_x_remainder_a_number_is_the_known_shared_tangent():
+    """Known difference (docs/autograd.md, "is x's own tangent tensor"; fwd seed 746326):
+    torch's tangent of x % number is x's tangent tensor itself, so a later masked_fill_ of x
+    zeroes the result's tangent too; gradkit's result keeps a tangent of its own."""
+    def tangent(lib):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([0.3, 0.7], dtype=lib.float64),
+                             lib.ones(2, dtype=lib.float64))
+            out = x % -1.5
+            x.masked_fill_(lib.tensor([True, False]), 0.0)
+            return fw.unpack_dual(out).tangent.tolist()
+    assert tangent(torch) == [0.0, 1.0] and tangent(gradkit) == [1.0, 1.0]
+    problems, known = diff_program(generate(RandomDrawer(746326), "fwd"))
+    assert problems and known.startswith("torch's tangent of x % number is x's own tangent")
+
+
+def test_a_dual_written_into_a_view_of_a_bool_tensor_is_known():
+    """Known difference (docs/autograd.md, "fails an internal assert there"; fwd seed
+    731635): torch's forward AD asserts on b[::2] = dual of a bool b; gradkit writes the
+    value and b takes no tangent, as both do for a write into the whole of b."""
+    def outcome(lib, whole: bool):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([0.3], dtype=lib.float64), lib.ones(1, dtype=lib.float64))
+            b = lib.tensor([True, False])
+            try:
+                if whole:
+                    b.copy_(x.expand(2))
+                else:
+                    b[::2] = x.sum()
+            except RuntimeError as error:
+                return str(error)
+            return b.tolist(), fw.unpack_dual(b).tangent
+    assert outcome(gradkit, False) == ([True, False], None)
+    assert outcome(gradkit, True) == outcome(torch, True) == ([True, True], None)
+    assert "INTERNAL ASSERT FAILED" in outcome(torch, False)
+    problems, known = diff_program(generate(RandomDrawer(731635), "fwd"))
+    assert problems and known.startswith("torch's forward AD asserts on a dual written")

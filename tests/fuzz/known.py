@@ -3282,6 +3282,9 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("torch's Jacobians of an empty tensor raise under its vmap or backward",
           "docs/func.md", "The Jacobians of an empty input or output are empty blocks",
           known_fwd.torch_jacobian_of_an_empty_tensor),
+    Known("torch's forward AD asserts on a dual written into a view of an integer tensor",
+          "docs/autograd.md", "fails an internal assert there",
+          known_fwd.torch_asserts_on_a_dual_written_into_an_integer_view),
     Known("torch's tangent of x % number is x's own tangent: a write into the result changes "
           "x's", "docs/autograd.md", "is x's own tangent tensor",
           known_fwd.torch_remainder_by_a_number_shares_its_tangent),

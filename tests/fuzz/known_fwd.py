@@ -109,6 +109,23 @@ def torch_kernel_refuses_a_double_tangent(program, mine: Result, theirs: Result)
             if leaf.requires_grad) and bool(_REFUSED_DOUBLE.search(theirs.message))
 
 
+def torch_asserts_on_a_dual_written_into_an_integer_view(program, mine: Result,
+                                                          theirs: Result) -> bool:
+    """A dual written into a view (a slice) of a bool or integer tensor: torch's forward AD
+    fails an internal assert ("Expected both tensor and its forward grad to be floating point
+    or complex"), or under jacfwd its vmap refuses the batched tangent ("vmap: fill_ ..."),
+    where one sample computes; gradkit writes the value, and the integer tensor takes no
+    tangent, as torch's does for a write into the whole tensor (fwd seed 731635)."""
+    if program.transform not in _FORWARD or mine.error is None and theirs.error is None or \
+            mine.error is not None or not theirs.error[0].startswith("step "):
+        return False
+    if "new_grad_base.is_floating_point()" in theirs.message:
+        return True
+    step = program.steps[int(theirs.error[0].split()[1])]
+    return theirs.message.startswith("vmap: ") and step.op.startswith("setitem") and \
+        mine.values[step.inputs[0]].dtype.kind in "biu" and _unbatched(program).error is None
+
+
 def _is_power(step) -> bool:
     return step.op in ("pow", "i_pow_") or step.params.get("op") == "**" or \
         step.params.get("fn") in ("pow", "float_power")
@@ -186,13 +203,17 @@ def torch_remainder_by_a_number_shares_its_tangent(program, mine: Result,
                                                    theirs: Result) -> bool:
     """``x % number`` (``x.fmod(number)``) under torch's forward mode: the result's tangent is
     x's tangent tensor itself, so an in-place write into the result updates x's tangent too
-    (fwd seed 303192: tanh_ of x % 2.0 under jacfwd); gradkit's result has its own."""
+    (fwd seed 303192: tanh_ of x % 2.0 under jacfwd), and a later write into x the result's
+    (fwd seed 746326: masked_fill_ of x); gradkit's result has its own."""
     if program.transform not in _FORWARD:
         return False
     leaves = len(program.leaves)
     shared = {leaves + k for k, step in enumerate(program.steps) if _shares_its_tangent(step)}
-    return any(OPS[step.op].inplace and _root(program, step.inputs[0]) in shared
-               for step in program.steps) and all(
+    sources = {k: _root(program, step.inputs[0]) for k, step in enumerate(program.steps)
+               if _shares_its_tangent(step)}
+    return any(OPS[step.op].inplace and (_root(program, step.inputs[0]) in shared or any(
+        j < k and _root(program, step.inputs[0]) == root for j, root in sources.items()))
+        for k, step in enumerate(program.steps)) and all(
         p.startswith("grads") for p in compare(mine, theirs))
 
 

@@ -358,3 +358,15 @@ def test_a_dual_written_into_a_view_of_a_bool_tensor_is_known():
     assert "INTERNAL ASSERT FAILED" in outcome(torch, False)
     problems, known = diff_program(generate(RandomDrawer(731635), "fwd"))
     assert problems and known.startswith("torch's forward AD asserts on a dual written")
+
+
+@pytest.mark.parametrize("seed,known", [
+    (753154, "torch's vmapped forward AD refuses the tangent of an empty advanced index"),
+    (772423, "a view of a base written in place, then detach_()ed, keeps its history")])
+def test_fwd_seeds_of_torch_warts_are_known(seed, known):
+    """fwd seed 753154: hessian of an empty advanced index, refused by torch's vmapped forward
+    AD where one sample computes (docs/func.md, "the tangent of an empty advanced index").
+    fwd seed 772423: func.grad through a view of a base squared in place, then detach_()ed:
+    gradkit's kept history refuses the written saved tensor (docs/autograd.md)."""
+    problems, found = diff_program(generate(RandomDrawer(seed), "fwd"))
+    assert problems and found == known

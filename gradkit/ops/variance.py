@@ -96,11 +96,13 @@ def _welford_ends(xp, x, ax: tuple, correction, result, which: int):
     that NumPy's sum overflows (the mean of two 1.7e308)."""
     if xp is not np or not ax or x.dtype.kind != "f" or not x.size:
         return result
-    kept = x.ndim - len(ax)
-    rows = np.moveaxis(x, ax, range(kept, x.ndim)).reshape(-1, reduced_count(x.shape, ax))
-    extreme = ~(np.abs(rows) <= _ORDINARY).all(axis=1)
-    if not extreme.any():
-        return result
+    if x.max() <= _ORDINARY and x.min() >= -_ORDINARY:  # the common case (a NaN fails):
+        return result  # two reductions, no temporary, no rows moved into place
+    with np.errstate(invalid="ignore"):
+        ordinary = np.abs(x) <= _ORDINARY
+    kept, count = x.ndim - len(ax), reduced_count(x.shape, ax)
+    extreme = ~np.moveaxis(ordinary, ax, range(kept, x.ndim)).reshape(-1, count).all(axis=1)
+    rows = np.moveaxis(x, ax, range(kept, x.ndim)).reshape(-1, count)
     values = rows[extreme].astype(np.float64)
     mean = m2 = np.zeros(len(values))
     with np.errstate(all="ignore"):

@@ -3,30 +3,68 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from gradkit.ops.half_scalar import HALF
 
 _SPLIT = {np.dtype(np.float64): 134217729.0}  # 2**27 + 1: Dekker's split of a double
+# below this a product's low part (|a b| 2**-106) falls under the smallest subnormal: Dekker's
+# error term is no longer exact there
+_TINY_PRODUCT = 2.0 ** -968
+_DOWN = 2.0 ** -30  # a factor times this is within Dekker's split (under 2**996)
 
 
 def fused_multiply_add(xp, a, b, c):
     """a * b + c with one rounding (C's fma, which torch's kernels use): narrower floats in
-    float64, where a * b is exact; float64 with Dekker's exact product error. A product
-    beyond the range is exact in an fma: an infinite c is the sum, else it is taken at a
-    quarter scale (at more than 4 times the largest double it is inf there too)."""
+    float64, where a * b is exact; float64 with Dekker's exact product error. The last sum is
+    rounded to odd where a second rounding could meet a tie (Boldo and Melquiond). Beyond
+    Dekker's range (a factor past 2**996, a product past the largest double or under
+    2**-968) the product is scaled into range, or computed exactly in rationals."""
     if a.dtype not in _SPLIT:
-        return (a.astype(np.float64) * b + c).astype(a.dtype)
+        return _fused_narrow(xp, a, b, c)
     product = a * b
-    out = _fused_in_range(xp, a, b, c, product)
-    infinite = xp.isinf(product)
-    if not infinite.any():
-        return out
+    out, in_range = _fused_in_range(xp, a, b, c, product)
+    if not in_range.all():
+        out = _scaled_where(xp, ~in_range, a, b, c, out)
+    tiny = xp.abs(product) < _TINY_PRODUCT
+    if tiny.any():
+        tiny = tiny & (a != 0) & (b != 0) & xp.isfinite(c)  # in the shape of out
+        if tiny.any():
+            out = _exact_where(xp, tiny, a, b, c, out)
+    return out
+
+
+def _fused_narrow(xp, a, b, c):
+    """a * b + c for a narrower float a: exact product in float64, the sum rounded to odd
+    where it lies on a midpoint of a's dtype, so that rounding to a's dtype rounds once."""
+    product = a.astype(np.float64) * b
+    wide = product + c
+    if a.dtype.kind == "f":
+        dropped = 52 - np.finfo(a.dtype).nmant  # the float64 bits a's dtype has not
+        on_midpoint = (wide.view(np.int64) & ((1 << dropped) - 1)) == 1 << (dropped - 1)
+        if on_midpoint.any():
+            wide = _rounded_to_odd(xp, product, c, wide, on_midpoint)
+    return wide.astype(a.dtype)
+
+
+def _scaled_where(xp, missed, a, b, c, out):
+    """``out`` where Dekker's split or product overflowed for finite a, b (``missed``):
+    a * b + c at 2**-30 times the larger factor's scale, exact, then scaled back (an infinite
+    c is the sum; a product infinite at that scale too is inf). A product past 2**-78 there
+    leaves a c under 2**-992 no say but the sign it gives a tie."""
     with np.errstate(all="ignore"):
-        overflowed = infinite & xp.isfinite(a) & xp.isfinite(b)
-        quarter = 4 * _fused_in_range(xp, a * 0.25, b, c * 0.25, (a * 0.25) * b)
-        return xp.where(overflowed, xp.where(xp.isinf(c), c, quarter), out)
+        redo = missed & xp.isfinite(a) & xp.isfinite(b) & (a * b != 0)  # 0 + c: exact
+        if not redo.any():
+            return out
+        a_larger = xp.abs(a) >= xp.abs(b)
+        large, small = xp.where(a_larger, a, b), xp.where(a_larger, b, a)
+        large, scaled_c = large * _DOWN, c * _DOWN
+        # a c lost to underflow there still breaks a tie: any c of its sign does
+        scaled_c = xp.where((scaled_c == 0) & (c != 0), xp.copysign(5e-324, c), scaled_c)
+        scaled = _fused_in_range(xp, large, small, scaled_c, large * small)[0] / _DOWN
+        return xp.where(redo, xp.where(xp.isinf(c), c, scaled), out)
 
 
 def _fused_in_range(xp, a, b, c, product):
@@ -43,7 +81,37 @@ def _fused_in_range(xp, a, b, c, product):
     # an infinite product or sum is its own result (its "errors" are inf - inf = NaN), and a
     # zero correction leaves it as it is (adding +0.0 would turn a -0.0 result into 0.0)
     correction = sum_error + error
-    return xp.where(xp.isfinite(correction) & (correction != 0), rounded + correction, rounded)
+    near_tie = (correction.view(np.int64) & _MANTISSA) == 0
+    if near_tie.any():
+        correction = _rounded_to_odd(xp, sum_error, error, correction, near_tie)
+    in_range = xp.isfinite(correction)
+    return xp.where(in_range & (correction != 0), rounded + correction, rounded), in_range
+
+
+_MANTISSA = (1 << 52) - 1
+
+
+def _rounded_to_odd(xp, x, y, nearest, near_tie):
+    """``nearest`` (x + y rounded to nearest) rounded to odd instead where it is a power of two
+    (``near_tie``): only there can rounding it twice (into rounded + correction) land on a tie
+    that the lost bits of x + y would have broken (Boldo and Melquiond's emulated fma). The odd
+    neighbour of a power of two is one step towards the exact sum."""
+    back = nearest - x
+    lost = (x - (nearest - back)) + (y - back)  # x + y - nearest, exactly (two-sum)
+    inexact = near_tie & (lost != 0) & xp.isfinite(lost)
+    step = xp.where((lost > 0) == (nearest > 0), 1, -1) * inexact
+    return (nearest.view(np.int64) + step).view(nearest.dtype)
+
+
+def _exact_where(xp, mask, a, b, c, out):
+    """``out`` with a * b + c computed exactly and rounded once where ``mask`` (a tiny product,
+    a few elements: Python's rationals round to the nearest double, subnormals included)."""
+    a, b, c = (xp.broadcast_to(v, mask.shape) for v in (a, b, c))
+    exact = [float(Fraction(p) * Fraction(q) + Fraction(r)) for p, q, r in
+             zip(a[mask].tolist(), b[mask].tolist(), c[mask].tolist())]
+    out = xp.array(xp.broadcast_to(out, mask.shape))  # a writable copy
+    out[mask] = xp.asarray(exact, dtype=out.dtype)
+    return out
 
 
 _FUSED = (np.dtype(np.float32), np.dtype(np.float64))  # float16: torch computes in float32

@@ -57,3 +57,28 @@ def test_quantile_between_subnormals_is_torchs():
         x = lib.tensor([-0.0, 1e-310, 2e-310, 0.0], dtype=lib.float64)
         return _bits(lib.quantile(x, lib.tensor([0.1, 0.3, 0.5, 0.9], dtype=lib.float64)).numpy())
     assert run(gradkit) == run(torch)
+
+
+def _extremes_of_all(lib, dtype: str, rows: list) -> list:
+    out = []
+    for row in rows:
+        x = lib.tensor(row, dtype=getattr(lib, dtype))
+        out += _bits(np.array([lib.min(x).item(), lib.max(-x).item(),
+                               *(v.item() for v in lib.aminmax(x))]))
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_max_min_of_all_keep_torchs_tied_zero(dtype):
+    """A scan of sort-like ops at ties: min() of [1e-310, -0.0, 0.0, 1e-310, -0.0] is 0.0 in
+    torch and was -0.0 here (the last tied zero). torch's all-element kernel reduces in vector
+    lanes (4 doubles, 8 floats, 16 halves folded in two), a later value keeping a tie in its
+    lane, then the lanes one after another or by shuffles; beyond 32768 values its threads'
+    chunks, the first chunk holding a zero winning."""
+    rng = np.random.default_rng(7)
+    rows = [list(rng.choice([0.0, -0.0, 1.0], n)) for n in (*range(1, 40), 64, 100, 257)
+            for _ in range(4)]
+    many = np.ones(70000)
+    many[[5000, 40000]] = [0.0, -0.0]
+    assert _extremes_of_all(gradkit, dtype, rows + [many]) == \
+        _extremes_of_all(torch, dtype, rows + [many])

@@ -1,7 +1,9 @@
 """Max and min: amax/amin, max/min (whole, along a dim, or pairwise), argmax/argmin."""
 from __future__ import annotations
 
-from gradkit import return_types
+import numpy as np
+
+from gradkit import backend, return_types
 from gradkit.int_arguments import int_parameters, ints_reader, invalid_combination
 from gradkit._tensor import Tensor
 from gradkit.ops import piecewise
@@ -15,6 +17,7 @@ from gradkit.ops.shape import _normalize_dim, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import fixed_error, kernel_error, reject_complex
 from gradkit.signature_errors import missing_arguments
 from gradkit.ops.reduction import axes, expand_back, sum
+from gradkit.ops.spaced_values import _GRAIN
 
 
 def _evenly(g, x, out, dim, keepdim):
@@ -64,23 +67,60 @@ def _first_tied_zero(xp, x, out, reduced: tuple):
     return xp.where(zero, xp.reshape(first, out.shape), out)
 
 
-def _last_tied_zero(xp, x, out):
-    """max()/min() of all elements: the sign of the last zero (torch's all-element kernel)."""
-    return _first_tied_zero(xp, xp.reshape(x, -1)[::-1], out, (0,))
+_TREE = (7, 3, 5, 1, 6, 2, 4, 0)  # the lane a shuffle-down of 8 float lanes keeps of a tie
+
+
+def _lanes(dtype, n: int) -> tuple:
+    """(lanes, the order a tie is kept in) of torch's reduce_all over n contiguous values:
+    value k goes to lane k % lanes, a later one keeps a tie within its lane (vminpd returns
+    its second operand), the lanes are then met one after another (double: 4 lanes of an
+    AVX2 vector; a float vector of fewer than 8) or by shuffles (8 floats; a half vector is 16
+    lanes, folded in two first)."""
+    if dtype == np.float64:
+        return 4, (3, 2, 1, 0)
+    in_turn = (7, 6, 5, 4, 3, 2, 1, 0)
+    if dtype == np.float32:
+        return 8, in_turn if n < 8 else _TREE
+    if n < 16:  # half: one vector of floats, or two with the second folded into the first
+        return 8, in_turn
+    return 16, tuple(lane for pair in _TREE for lane in (pair + 8, pair))
+
+
+def _all_reduced_tied_zero(xp, x, out):
+    """max()/min()/aminmax() of all elements: of tied zeros, the sign of the one torch's
+    vectorized all-element kernel keeps (see ``_lanes``; chunks of 32768 or more values
+    among its threads, the first chunk holding a zero wins)."""
+    if x.dtype.kind != "f" or out != 0:
+        return out
+    flat = xp.reshape(x, -1)
+    n, threads = flat.size, backend.threads[0]
+    parts = 1 if n < _GRAIN else -(-n // _GRAIN)  # (this module's min is the op)
+    chunk = -(-n // (threads if threads < parts else parts))
+    for start in range(0, n, chunk):
+        zeros = flat[start:start + chunk] == 0
+        lanes, order = _lanes(x.dtype, zeros.size)
+        grid = xp.reshape(xp.concatenate([zeros, xp.zeros(-zeros.size % lanes, bool)]),
+                          (-1, lanes))
+        held = grid.any(axis=0)
+        for lane in order:
+            if held[lane]:
+                row = grid.shape[0] - 1 - int(xp.argmax(grid[::-1, lane]))
+                return xp.copysign(out, flat[start + row * lanes + lane])
+    return out
 
 
 @op(save=("x", "result"), batchable=True, node_name="MaxBackward1")
 def _max_all(xp, x):
     _check_nonempty("max", x, None)
     reject_complex(x, kernel_error("max_all"))
-    return _last_tied_zero(xp, x, xp.max(x))
+    return _all_reduced_tied_zero(xp, x, xp.max(x))
 
 
 @op(save=("x", "result"), batchable=True, node_name="MinBackward1")
 def _min_all(xp, x):
     _check_nonempty("min", x, None)
     reject_complex(x, kernel_error("min_all"))
-    return _last_tied_zero(xp, x, xp.min(x))
+    return _all_reduced_tied_zero(xp, x, xp.min(x))
 
 
 for _extreme_all in (_max_all, _min_all):

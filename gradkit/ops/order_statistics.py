@@ -18,7 +18,7 @@ from gradkit.ops import cpu_order
 from gradkit.ops._op import op
 from gradkit.ops.extremes import (
     _check_nonempty, _evenly, _evenly_all, _evenly_all_jvp, _evenly_jvp, _first_tied_zero,
-    _last_tied_zero, _select_grad, _select_jvp)
+    _all_reduced_tied_zero, _select_grad, _select_jvp)
 from gradkit.ops.keywords import numpy_keywords
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.reduction import axes
@@ -270,8 +270,8 @@ def _aminmax(xp, x, *, dim, keepdim):
     reduced = axes(dim, x.ndim)
     out = (xp.amin(x, axis=reduced, keepdims=keepdim),
            xp.amax(x, axis=reduced, keepdims=keepdim))
-    if dim is None:  # torch's all-element kernel keeps the last tied zero, along a dim the first
-        return tuple(_last_tied_zero(xp, x, extreme) for extreme in out)
+    if dim is None:  # torch's all-element kernel keeps a tied zero by its vector lanes
+        return tuple(_all_reduced_tied_zero(xp, x, extreme) for extreme in out)
     return tuple(_first_tied_zero(xp, x, extreme, reduced) for extreme in out)
 
 

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import gradkit
+from fuzz.known import diff_program
+from fuzz.programs import RandomDrawer, generate
 
 torch = pytest.importorskip("torch")
 
@@ -82,3 +84,16 @@ def test_max_min_of_all_keep_torchs_tied_zero(dtype):
     many[[5000, 40000]] = [0.0, -0.0]
     assert _extremes_of_all(gradkit, dtype, rows + [many]) == \
         _extremes_of_all(torch, dtype, rows + [many])
+
+
+@pytest.mark.parametrize("seed, cls, known_as", [
+    (2257043, "strided_breadth", "a step that turns a rounding difference of its input into "
+                                 "another number"),
+    (2259464, "strided_breadth", "a step that turns a rounding difference of its input into "
+                                 "another number")])
+def test_documented_differences_are_known(seed, cls, known_as):
+    """atan2(v, v) of an inverse FFT's zero bins (exactly 0 here, -2.8e-17 in torch) is 0 or
+    -3 pi / 4: the angle of rounding noise. atanh of a float32 layer_norm of two values,
+    1 - 5e-6, an ulp from torch's: its derivative 1 / (1 - x²) moves by 1 %."""
+    problems, known = diff_program(generate(RandomDrawer(seed), cls))
+    assert problems and known == known_as

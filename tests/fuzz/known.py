@@ -1033,9 +1033,15 @@ def _incomplete_gamma_at_zero(step, mine: Result, theirs: Result) -> bool:
 
 
 def _cosine_of_noise(step, mine: Result) -> bool:
-    """cosine_similarity of an input that is rounding noise around 0 (a float32 1 - cos of
-    two 1-element vectors: 0 here, 6e-8 in torch; the cosine of that with itself is 0 below
-    eps, 1 above: wide seed 57992)."""
+    """cosine_similarity or atan2 of an input that is rounding noise around 0 (a float32 1 -
+    cos of two 1-element vectors: 0 here, 6e-8 in torch; the cosine of that with itself is 0
+    below eps, 1 above: wide seed 57992; atan2(v, v) of an inverse FFT's zero bins, 0 here and
+    -2.8e-17 in torch, is 0 or -3 pi / 4: strided_breadth seed 2257043)."""
+    if step.op == "e_atan2":  # an element where both are noise
+        y, x = (np.abs(mine.values[k]) for k in step.inputs)
+        if y.dtype.kind != "f" or x.dtype.kind != "f" or not y.size or not x.size:
+            return False
+        return bool(((y <= _rounding_floor(y)) & (x <= _rounding_floor(x))).any())
     return step.op == "n_cosine_similarity" and any(
         np.abs(mine.values[k]).max(initial=0) < 1e-6 for k in step.inputs)
 
@@ -1063,20 +1069,25 @@ _GAMMA_STEPS = frozenset([("e2_gamma_unary", fn) for fn in (
 
 
 def _gradients_through_a_pole(program, mine: Result, theirs: Result) -> bool:
-    """Only gradients differ, and a gamma step got inputs that agree but for rounding, near
-    a pole by the scale of that rounding (it moves 1 / (x - pole) by 1e-4 or more): its
-    values stay within the tolerance, its derivatives (digamma's, trigamma's) do not
-    (gammaln of a float32 layer_norm an ulp from torch's -0.99999374: strided seed 106125)."""
+    """Only gradients differ, and a gamma (atanh) step got inputs that agree but for rounding,
+    near a pole by the scale of that rounding (it moves 1 / (x - pole) by 1e-4 or more): its
+    values stay within the tolerance, its derivatives (digamma's, trigamma's, 1 / (1 - x²))
+    do not (gammaln of a float32 layer_norm an ulp from torch's -0.99999374: strided seed
+    106125; atanh of a float32 layer_norm of two values, 1 - 5e-6: strided_breadth seed
+    2259464)."""
     if not _only_gradients_differ(mine, theirs):
         return False
     for step in program.steps:
-        if (step.op, step.params.get("fn")) in _GAMMA_STEPS and \
+        at_one = step.op in ("fb_atanh", "fb_atanh_")
+        if ((step.op, step.params.get("fn")) in _GAMMA_STEPS or at_one) and \
                 _agree_but_for_rounding(step, mine, theirs):
             ours, torchs = (np.real(r.values[step.inputs[0]]) for r in (mine, theirs))
-            pole = np.round(ours)
+            # the nearest pole: atanh's at -1 or 1, gamma's at the integers <= 0
+            pole = np.sign(ours) if at_one else np.minimum(np.round(ours), 0.0)
             with np.errstate(invalid="ignore"):
                 moved = np.abs(ours - torchs) > 1e-4 * np.abs(ours - pole)
-            if np.any((pole <= 0) & moved & np.isfinite(ours)):
+                near = (pole != 0) if at_one else (np.round(ours) <= 0)
+            if np.any(near & moved & np.isfinite(ours)):
                 return True
     return False
 

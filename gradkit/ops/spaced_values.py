@@ -58,8 +58,10 @@ def linspace_values(xp, start, end, steps: int, dtype):
     operation, float32 and float64 fuse each multiply-add), integer dtypes in float64 from the
     truncated ends, truncating each value; complex numbers part by part."""
     dtype = np.dtype(dtype)
-    if steps < 2:  # torch fills the start (its step would divide by zero), checks no end
-        return xp.full(steps, _in_dtype(start, dtype) if steps else 0, dtype=dtype)
+    if steps < 2:  # torch fills the start (its step would divide by zero), checks no end,
+        # and its fill of one float16 takes an overflow as inf
+        with np.errstate(over="ignore"):
+            return xp.full(steps, _in_dtype(start, dtype, steps == 1) if steps else 0, dtype)
     start, end = _in_dtype(start, dtype), _in_dtype(end, dtype)
     if dtype.kind == "c":
         part = np.finfo(dtype).dtype
@@ -96,7 +98,7 @@ def logspace_values(start, end, steps: int, base: float, dtype) -> np.ndarray:
             if steps < 2:  # torch fills std::pow(double base, complex<double> start)
                 return np.full(steps, fitted(_pow_of_real(base, complex(start)), dtype, True)
                                if steps else 0, dtype)
-            first, last = dtype.type(start), dtype.type(end)
+            first, last = dtype.type(_in_dtype(start, dtype)), dtype.type(_in_dtype(end, dtype))
             step = (last - first) / dtype.type(steps - 1)
             index = np.arange(steps)
             exponents = np.where(index < steps // 2, first + step * index.astype(dtype),
@@ -119,6 +121,8 @@ def logspace_values(start, end, steps: int, base: float, dtype) -> np.ndarray:
         exponents = np.where(index < steps // 2, float(first) + step * index,
                              float(last) - step * (steps - 1 - index))
         values = _c_pow_each(float(base), exponents).astype(np.float64)
+        if dtype == np.float16:  # a double into c10::Half goes through float: rounded twice
+            values = values.astype(np.float32)
         return (np.trunc(values) if dtype.kind in "iu" else values).astype(dtype)
 
 
@@ -233,8 +237,8 @@ def _c_pow(base: float, exponent: float) -> float:
 _c_pow_each = np.frompyfunc(_c_pow, 2, 1)
 
 
-def _in_dtype(value, dtype):
+def _in_dtype(value, dtype, one_element: bool = False):
     """A number as torch's checked Scalar conversion makes it: refused out of range, truncated
-    toward zero for an integer dtype."""
-    value = fitted(value, dtype)
+    toward zero for an integer dtype (``one_element``: as ``fitted``'s)."""
+    value = fitted(value, dtype, one_element)
     return math.trunc(value) if dtype.kind in "iu" and type(value) is float else value

@@ -98,9 +98,7 @@ def copy_from(xp, x, src):
         check_output(x, np.broadcast_shapes(x.shape, src.shape), x.dtype)
     except ValueError:  # shapes that do not broadcast: broadcast_to's error, in torch's words
         pass
-    if x.dtype == np.float16 and src.dtype == np.float64:  # torch's double to half: via float
-        src = src.astype(np.float32)
-    return xp.broadcast_to(src, x.shape).astype(x.dtype, copy=True)
+    return cast(xp.broadcast_to(src, x.shape), x.dtype)  # (a copy: torch's casts, in C order)
 
 
 def _zeros_of(g):

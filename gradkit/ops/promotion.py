@@ -138,6 +138,9 @@ def cast(array, dt: np.dtype):
     order = "C" if has_internal_overlap(array) else "K"
     if dt == np.float16 and array.dtype == np.float64:
         array = array.astype(np.float32, order=order)  # torch's double to half goes via float
+    elif dt == np.uint8 and array.dtype.kind in "fc":  # c10's float to uint8 goes via int64
+        with np.errstate(invalid="ignore"):  # (NumPy's via int32: 0 past its range)
+            array = array.real.astype(np.int64, order=order)
     return array.astype(dt, order=order)
 
 

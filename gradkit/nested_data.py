@@ -224,7 +224,9 @@ def checked_array(nested, dtype: np.dtype) -> np.ndarray:
     range (NaN, inf) and an integer beyond it are refused, a negative integer wraps into an
     unsigned type (NumPy would raise, or cast a float to garbage). A complex number is
     refused for a real dtype, in the words of torch's unpacking."""
-    if np.dtype(dtype).kind not in "iu" or isinstance(nested, np.ndarray):
+    if isinstance(nested, np.ndarray):  # an array is cast as a tensor is (uint8 via int64)
+        return promotion.cast(nested, np.dtype(dtype))
+    if np.dtype(dtype).kind not in "iu":
         try:  # torch converts a double to half through float; one too large is inf, silently
             with np.errstate(over="ignore"):
                 return np.array(nested, dtype=np.float32).astype(np.float16) \

@@ -123,7 +123,7 @@ def test_spaced_values_at_their_edges_are_torchs(name, dtype, start, end, steps)
 
 
 @pytest.mark.parametrize("source", ["float64", "float32", "complex128"])
-@pytest.mark.parametrize("how", ["to", "copy_", "byte"])
+@pytest.mark.parametrize("how", ["to", "copy_", "byte", "tensor", "as_tensor"])
 def test_floats_into_uint8_wrap_through_int64(source, how):
     """A scan of conversions between every dtype pair: c10 casts a float to uint8 through
     int64, so -2147483649.0 is 255 and 2 ** 31 + 5 is 5 (NumPy's cast goes through int32 and
@@ -132,6 +132,8 @@ def test_floats_into_uint8_wrap_through_int64(source, how):
         values = [-2.0 ** 31 - 1, -2.0 ** 31, 2.0 ** 31 + 5, 2.0 ** 32 + 7, -2.0 ** 32 - 7,
                   2.0 ** 40 + 3, 2.0 ** 63, -300.0, 255.9, math.nan, math.inf]
         x = lib.tensor(values, dtype=lib.float64).to(getattr(lib, source))
+        if how in ("tensor", "as_tensor"):  # of a NumPy array
+            return getattr(lib, how)(x.numpy(), dtype=lib.uint8).tolist()
         if how == "copy_":
             return lib.zeros(len(values), dtype=lib.uint8).copy_(x).tolist()
         return (x.byte() if how == "byte" else x.to(lib.uint8)).tolist()

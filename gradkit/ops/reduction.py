@@ -16,6 +16,7 @@ from gradkit.ops._op import op
 from gradkit.ops.arithmetic import sub
 from gradkit.ops.complex import conj
 from gradkit.ops.elementwise import exp
+from gradkit.ops.fused import complex_quotient
 from gradkit.ops.promotion import SCALAR_TYPE_NAMES
 from gradkit.ops.dims import distinct_dims
 from gradkit.ops.shape import _normalize_dim, expand, flip, reshape, unsqueeze
@@ -180,6 +181,8 @@ def quiet_mean(xp, a, **options):
     if a.size and xp is np:  # (the count an intp, as NumPy's: float32 / intp is in float64)
         total = np.add.reduce(a, **{"axis": None, **options})  # (reduce's default: axis 0)
         count = np.intp(a.size // max(np.size(total), 1))
+        if total.dtype.kind == "c":  # torch's sum / n: a complex quotient, 1 / n a factor
+            return complex_quotient(xp, total, np.asarray(count, total.dtype))
         if type(total) is np.ndarray:  # (in place, as NumPy's: the reduction's own layout)
             return np.true_divide(total, count, out=total, casting="unsafe")
         return total.dtype.type(total / count)

@@ -1940,6 +1940,17 @@ def _fused_group_norm_cancellation(program, mine: Result, theirs: Result) -> boo
         not np.allclose(torchs, wide, rtol=2e-3, atol=2e-4)
 
 
+def _norm_of_an_infinite_weight(program, mine: Result, theirs: Result) -> bool:
+    """An affine normalization step whose weight is not finite, and only non-finite entries
+    differ: torch's fused group norm takes ``b - mean * rstd * w`` (inf - inf, NaN) and its
+    fused batch norm backward multiplies w by rounding noise (±inf); gradkit's composite
+    normalization is inf or NaN by the exact arithmetic (breadth seed 2276920)."""
+    def affine_infinite(step) -> bool:
+        return step.op == "fb_aten_norm" and step.params.get("affine") and \
+            not np.isfinite(theirs.values[step.inputs[1]]).all()
+    return _non_finite_input_to(affine_infinite, program, mine, theirs)
+
+
 def _copysign_by_a_nan(program, mine: Result, theirs: Result) -> bool:
     """The first value to differ is copysign(x, y)'s where y is NaN only: it reads the sign
     bit of a NaN, which the op that made it chose (NumPy's log of a negative is -nan, torch's
@@ -3094,6 +3105,8 @@ KNOWN_DIFFERENCES: tuple[Known, ...] = (
     Known("a write through an unsafe split's piece into a saved result reaches torch's "
           "backward, not gradkit's composed node", "docs/api.md",
           "reaches torch's backward", _write_through_an_unsafe_piece),
+    Known("an infinite norm weight: torch's fused kernels' inf/NaN", "docs/numerics.md",
+          "an infinite norm weight", _norm_of_an_infinite_weight),
     Known("a float32 group_norm: torch's fused x * scale + bias cancels in float32",
           "docs/numerics.md", "as `x * scale + (b - mean * scale)`",
           _fused_group_norm_cancellation),

@@ -140,6 +140,8 @@ def infer_dtype(values) -> np.ndarray:
     """torch's inference for plain Python numbers: floats -> default dtype, ints -> int64,
     complex -> the default's complex twin, bools stay."""
     array = np.asarray(values)
+    if array.dtype == object or array.dtype == np.uint64:  # an int past int64's range
+        array = _beyond_int64(array)
     kind = array.dtype.kind
     if kind == "f":
         return array.astype(backend.get_default_dtype().np, copy=False)
@@ -150,6 +152,19 @@ def infer_dtype(values) -> np.ndarray:
     if kind == "b":
         return array
     raise TypeError(f"Could not infer dtype of {type(values).__name__}")
+
+
+def _beyond_int64(array: np.ndarray) -> np.ndarray:
+    """Python numbers holding an int past int64's range, as torch reads them: into floats
+    (or complex numbers) beside a float (a complex), where Python's conversion may overflow;
+    else refused, as its unpacking of an int64."""
+    items = array.ravel().tolist()
+    kinds = {type(item) for item in items}
+    if complex in kinds:
+        return np.array([complex(item) for item in items]).reshape(array.shape)
+    if float in kinds:
+        return np.array([float(item) for item in items]).reshape(array.shape)
+    raise ValueError("Overflow when unpacking long long")
 
 
 def _is_sequence(value) -> bool:

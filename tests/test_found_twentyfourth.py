@@ -165,3 +165,47 @@ def test_complex_mean_of_float16_is_torchs():
         x = lib.tensor([65504.0, 60000.0, 0.1], dtype=lib.float16)
         return _bits(np.atleast_1d(lib.mean(x, dtype=lib.complex64).numpy()).view(np.float32))
     assert run(gradkit) == run(torch)
+
+
+def _outcome(call):
+    try:
+        return "ok", call().tolist()
+    except Exception as error:  # noqa: BLE001 - the error itself is compared
+        return type(error).__name__, str(error)
+
+
+@pytest.mark.parametrize("data", [2 ** 63, [2 ** 63, 2 ** 63], 2 ** 64, -2 ** 63 - 1, [1, 2 ** 64],
+                                  [[1], [2 ** 64]], [1.5, 2 ** 64], [2 ** 64, 1.5],
+                                  [True, 2 ** 64], [1j, 2 ** 64], 2 ** 1100, [2 ** 1100, 1.0],
+                                  2 ** 63 - 1])
+def test_tensor_of_ints_past_int64_is_torchs(data):
+    """A scan of scalars in every position: tensor(2 ** 63) was -2 ** 63 here (NumPy infers
+    uint64, then cast to int64), torch refuses ("Overflow when unpacking long long"); beside a
+    float or complex number such an int is converted (2 ** 1100: Python's OverflowError)."""
+    assert _outcome(lambda: gradkit.tensor(data)) == _outcome(lambda: torch.tensor(data))
+
+
+@pytest.mark.parametrize("program", [
+    lambda m: m.where(m.tensor([True, False]), m.tensor([1.0, 2.0]), 1e40),
+    lambda m: m.where(m.tensor([True, False]), -1e39, m.tensor([1, 2])),
+    lambda m: m.where(m.tensor([True, False]), 1e40, 1.0),
+    lambda m: m.where(m.tensor([True, False]), m.tensor([1.0, 2.0], dtype=m.float16), 1e10),
+    lambda m: m.tensor([1.0, 0.0], dtype=m.float16) ** 70000,
+    lambda m: m.pow(m.tensor([1.0, 0.0], dtype=m.float16), -1e40),
+    lambda m: m.tensor([1.0, 0.0], dtype=m.float16) ** 65504,
+    lambda m: m.tensor([1.0, 0.0], dtype=m.float16) ** math.inf,
+    lambda m: m.tensor([1.0, 0.0]) ** 1e40])
+def test_numbers_past_the_range_of_where_and_pow_are_torchs(program):
+    """where converts a number into a float32 result checked (1e40 refused; float16 takes
+    it as inf), pow reads a float16 tensor's number exponent as c10::Half, checked."""
+    assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
+
+
+@pytest.mark.parametrize("value", [1 + 2j, 0j, 2.5 + 0j])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int64"])
+def test_complex_number_written_into_a_real_tensor_is_torchs(value, dtype):
+    def run(m):
+        x = m.tensor([1, 0, 3], dtype=getattr(m, dtype))
+        x[1] = value
+        return x
+    assert _outcome(lambda: run(gradkit)) == _outcome(lambda: run(torch))

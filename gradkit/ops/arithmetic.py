@@ -210,6 +210,8 @@ def pow(xp, x, y):  # noqa: A001 - torch's name
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         check_fits(exponent, x.dtype)  # uint8 ** 300 raises; 300 ** uint8 wraps the base
         return _integer_pow(xp, x, y)
+    if number_exponent and x.dtype == np.float16:  # its exponent read as c10::Half, checked
+        check_fits(exponent, x.dtype, half=True)
     if number_exponent and exponent == 1:  # torch copies x (1, 1.0, True, 1 + 0j alike)
         return x.copy()  # NumPy's complex x ** 1 multiplies: -0.0 + 0j becomes 0j
     # float16 (torch's reduced types) has no sqrt/rsqrt kernel for a number exponent: pow

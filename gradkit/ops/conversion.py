@@ -153,13 +153,13 @@ def fitted(value, dtype, one_element: bool = False):
         return bool(value)  # any number is True or False (2 ** 63 too, which NumPy refuses)
     if kind == "b" or type(value) not in (int, float, complex):
         return value
-    half = dtype.name == "float16" and type(value) is float
-    if one_element and dtype.name == "float16":
-        return half_through_float(value) if half else value
     if type(value) is complex and kind != "c":
         if value.imag != 0:  # NaN too
             overflow(dtype)
         value = value.real
+    half = dtype.name == "float16" and type(value) is float
+    if one_element and dtype.name == "float16":
+        return half_through_float(value) if half else value
     if kind in "fc":
         largest = _FLOAT_MAX.get(dtype.name)
         if largest is not None and _beyond(value, largest):

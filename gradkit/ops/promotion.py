@@ -11,6 +11,8 @@ arrays, as NumPy returns them from 0-d arithmetic inside derivative rules.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gradkit.backend import SCALAR_TYPE_NAMES, get_default_dtype
@@ -180,9 +182,16 @@ def overflow(dtype: np.dtype):
                        "without overflow")
 
 
-def check_fits(value, dt: np.dtype) -> None:
-    """torch's check that a Python int fits an integer dtype where it is not wrapped (``where``'s
-    scalar); unsigned types take negatives down to -max, as two's complement."""
+def check_fits(value, dt: np.dtype, half: bool = False) -> None:
+    """torch's check that a Python number fits ``dt`` where it is converted checked (``where``'s
+    scalar, pow's exponent): an int into an integer dtype (unsigned types take negatives down
+    to -max, as two's complement), a finite number into float32 within its range (``half``:
+    float16's too, which ``where`` takes unchecked)."""
+    if type(value) in (int, float) and dt.kind == "f":
+        if (dt == np.float32 or half and dt == np.float16) and math.isfinite(value) and \
+                abs(value) > float(np.finfo(dt).max):
+            overflow(dt)
+        return
     if type(value) is not int or dt.kind not in "iu":
         return
     info = np.iinfo(dt)

@@ -2,6 +2,8 @@
 records CopySlices on x), index_put_ for an advanced one."""
 from __future__ import annotations
 
+import numpy as np
+
 from gradkit._tensor import Tensor
 from gradkit.autograd.grad_mode import records_graph
 from gradkit.creation import tensor
@@ -10,6 +12,7 @@ from gradkit.ops.index_keys import (
     _is_array_index, _is_basic, _is_bool_scalar, _raw_key, _split_key, check_index_put, selects_all)
 from gradkit.ops.indexing import ZERO_DIM_INDEX, _check_bounds, getitem, index_put_key
 from gradkit.ops.inplace import inplace
+from gradkit.ops.promotion import overflow
 from gradkit.ops.memory_overlap import (
     PARTIAL_OVERLAP_MESSAGE, has_internal_overlap, memory_of, share_memory)
 from gradkit.ops.setitem_checks import check_assignable, check_expands_to_region
@@ -25,6 +28,8 @@ def setitem_(x, key, value):
         return x
     if type(value) is int and not -2 ** 63 <= value < 2 ** 63:  # torch reads an int as int64
         raise ValueError("Overflow when unpacking long long")
+    if type(value) is complex and value.imag != 0 and x._data.dtype == np.float16:
+        overflow(np.dtype(np.float64))  # torch reads it as a double first there
     value = fitted(value, x._data.dtype, one_element=True)  # torch makes a number a tensor
     raw = _raw_key(key)
     _check_bounds(x, raw)  # torch's slicing checks integers first, before the in-place checks

@@ -954,7 +954,8 @@ def _rounding_amplified(program, mine: Result, theirs: Result) -> bool:
             or _truncates_a_rounding(step, mine, theirs, leaves + k) \
             or (step.op == "d_statistic" and step.params["family"] == "Weibull"
                 and step.params["stat"] == "mode") \
-            or _bernoulli_mode_at_one_half(step, mine, theirs, leaves + k)
+            or _bernoulli_mode_at_one_half(step, mine, theirs, leaves + k) \
+            or _lapack_of_a_singular_matrix(step, mine)
         # (Weibull's mode: NaN or inf as 1 / c is an integer or not)
         out = leaves + k
         # a huge argument of sin may carry an earlier step's float32 ulp amplified (x ** x
@@ -985,6 +986,21 @@ def _compares(step) -> bool:
     v / 3 + v / 3 + v / 3: wide seed 123108)."""
     return step.op == "fb_compare_" and step.params.get("scalar") is None or \
         step.op == "w_binary_" and step.params.get("name") in ("greater_", "less_equal_")
+
+
+def _lapack_of_a_singular_matrix(step, mine: Result) -> bool:
+    """A LAPACK routine of a matrix singular to its precision (condition past 1 / eps): past
+    the first pivots its factors are the rounding noise of cancelled entries (lu_factor of a
+    float32 outer product of exp values, each an ulp from torch's: breadth seed 2293417)."""
+    if step.op not in LAPACK_OPS or not step.inputs:
+        return False
+    a = mine.values[step.inputs[0]]
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2] or a.shape[-1] < 2 or \
+            a.dtype.kind not in "fc" or not np.isfinite(a).all():
+        return False
+    with np.errstate(all="ignore"):
+        condition = np.linalg.cond(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
+    return bool(np.any(~(condition < 1 / np.finfo(a.dtype).eps)))
 
 
 def _rounding_floor(x) -> float:

@@ -109,6 +109,11 @@ def scalar_as(value, dtype):
     if cpp_type == "float" and isinstance(value, (int, float)) and math.isfinite(value) \
             and abs(value) > _FLOAT_MAX:
         raise RuntimeError("value cannot be converted to type float without overflow")
+    if str(dtype) == "complex64" and isinstance(value, (int, float, complex)) and any(
+            math.isfinite(part) and abs(part) > _FLOAT_MAX
+            for part in (complex(value).real, complex(value).imag)):
+        raise RuntimeError("value cannot be converted to type c10::complex<float> without "
+                           "overflow")
     return value
 
 

@@ -197,10 +197,18 @@ def test_tensor_of_ints_past_int64_is_torchs(data):
     lambda m: m.pow(m.tensor([1.0, 0.0], dtype=m.float16), -1e40),
     lambda m: m.tensor([1.0, 0.0], dtype=m.float16) ** 65504,
     lambda m: m.tensor([1.0, 0.0], dtype=m.float16) ** math.inf,
-    lambda m: m.tensor([1.0, 0.0]) ** 1e40])
+    lambda m: m.tensor([1.0, 0.0]) ** 1e40,
+    lambda m: m.lerp(m.tensor([1j, 0j]), m.tensor([2j, 1j]), 1e40),
+    lambda m: m.lerp(m.tensor([1j, 0j]), m.tensor([2j, 1j]), 1e40j),
+    lambda m: m.lerp(m.tensor([1.0, 0.0]), m.tensor([2.0, 1.0]), 1e40),
+    lambda m: m.float_power(m.tensor([1, 0, 3]), 2 ** 64),
+    lambda m: m.float_power(2 ** 64, m.tensor([1, 0, 3])),
+    lambda m: m.float_power(m.tensor([1, 0, 3]), 2 ** 64 - 1)])
 def test_numbers_past_the_range_of_where_and_pow_are_torchs(program):
     """where converts a number into a float32 result checked (1e40 refused; float16 takes
-    it as inf), pow reads a float16 tensor's number exponent as c10::Half, checked."""
+    it as inf), pow reads a float16 tensor's number exponent as c10::Half, checked, lerp a
+    complex64 weight as c10::complex<float>, checked; float_power parses an int past uint64
+    as torch's Scalar does (Python's OverflowError)."""
     assert _outcome(lambda: program(gradkit)) == _outcome(lambda: program(torch))
 
 

@@ -17,7 +17,8 @@ from gradkit.ops.complex import _is_complex, conj
 from gradkit.ops.conversion import astype
 from gradkit.ops.methods import register, tensor_method
 from gradkit.ops.piecewise import blend_tangents, where, zeros_like
-from gradkit.ops.promotion import PY_SCALARS, WIDE_UNSIGNED, as_dtype, promote, result_type
+from gradkit.ops.promotion import (PY_SCALARS, WIDE_UNSIGNED, as_dtype, int_scalar_dtype, promote,
+                                   result_type)
 from gradkit.ops.unary_helpers import invalid_combination, kernel_error, scalar_type_name
 from gradkit.tensor_arguments import tensor_parameters
 
@@ -202,6 +203,9 @@ def float_power(input: Tensor | complex, exponent: Tensor | complex) -> Tensor: 
     input, exponent = python_number(input), python_number(exponent)  # noqa: A001
     if type(input) in PY_SCALARS and type(exponent) in PY_SCALARS:
         raise invalid_combination("float_power", input, exponent)
+    for number in (input, exponent):
+        if type(number) is int:  # torch's parse of a Scalar (past uint64: Python's error)
+            int_scalar_dtype(number)
     is_complex = any(isinstance(v, complex) if type(v) in PY_SCALARS else v.is_complex()
                      for v in (input, exponent))
     dtype = _COMPLEX128 if is_complex else _FLOAT64

@@ -21,9 +21,10 @@ from gradkit.ops.arithmetic import _check_not_bool
 from gradkit.ops.conversion import astype
 from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.piecewise import where
-from gradkit.ops.indexing import scatter_into_zeros
+from gradkit.creation import zeros
+from gradkit.ops.indexing import scatter
 from gradkit.ops.mse_backward import mse_backward, mse_tangent
-from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message
+from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message, refuse_grad
 from gradkit.ops.promotion import category, promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
@@ -104,12 +105,13 @@ def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
     xp = get_array_module(target)
     weights, safe = _target_weights(xp, target, weight, ignore_index,
                                     getattr(g, "_data", g).dtype)
-    if reduction == "mean":  # torch writes only the targets it reads: an ignored one stays 0
-        with np.errstate(divide="ignore", invalid="ignore"):  # (all ignored: 0 / 0; NumPy's only)
-            weights = xp.where(target != ignore_index, weights / weights.sum(), 0)
-    rows = unsqueeze(where(target != ignore_index, g * -weights, 0.0), class_dim)  # NaN g too
-    grad = scatter_into_zeros(rows, xp.expand_dims(safe, class_dim), shape=tuple(x_shape),
-                              dim=class_dim)
+    # torch's kernel: w * -(g / total weight) for a mean, -w * g unreduced; it writes only the
+    # targets it reads: an ignored one stays 0, a NaN g too
+    slopes = -(g / weights.sum()) * weights if reduction == "mean" else g * -weights
+    rows = unsqueeze(where(target != ignore_index, slopes, 0.0), class_dim)
+    # written into zeros, not added (torch's kernel: -0 at a 0 upstream stays -0)
+    grad = scatter(zeros(tuple(x_shape), dtype=rows.dtype, device=rows.device), class_dim,
+                   xp.expand_dims(safe, class_dim).astype(xp.int64), rows)  # (a byte target)
     # torch's NllLossBackwardBackward0: a zero derivative in x, whose edge a second backward
     # reaches (zeros times an upstream NaN, say prelu's, is NaN there too)
     return gradient_edge(grad, x, xp.ones(tuple(x_shape), bool), node="NllLossBackwardBackward0")
@@ -286,14 +288,6 @@ def warn_target_size(input, target, stacklevel: int) -> None:
                       f"({input.shape}). This will likely lead to incorrect results due to "
                       "broadcasting. Please ensure they have the same size.",
                       stacklevel=stacklevel)
-
-
-def refuse_grad(function: str, **arguments) -> None:
-    """torch's error for a loss argument its backward has no formula for, given requires_grad."""
-    for name, value in arguments.items():
-        if getattr(value, "requires_grad", False):
-            raise RuntimeError(f"The function '{function}' is not differentiable with respect to "
-                               f"argument '{name}'. This input cannot have requires_grad True.")
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,

@@ -73,9 +73,11 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
 
     loss.defvjp(lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 0),
                 lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 1))
+    # torch's: its backward kernel of each tangent, input's at x - y plus target's at y - x, a
+    # missing one zeros (so at x == y a target tangent gives +0, not slope * -t = -0)
     loss.defjvp_all(lambda tangents, x, y, reduction, width: reduce_loss(
-        slope(x - y, width) * ((0 if tangents[0] is None else tangents[0])
-                               - (0 if tangents[1] is None else tangents[1])), reduction))
+        slope(x - y, width) * (0.0 if tangents[0] is None else tangents[0])
+        + slope(y - x, width) * (0.0 if tangents[1] is None else tangents[1]), reduction))
     return loss
 
 
@@ -90,11 +92,25 @@ _clipped.defvjp(lambda g, x, width: g * (abs(x) < width))
 _clipped.defjvp(lambda t, x, width: t * (abs(x) < width))
 
 
+@op(save=("x",))
+def _unit_slope(xp, x, width=1.0):
+    """x / width clipped to [-1, 1] (NaN stays NaN), in double as torch's scalar kernel, which
+    compares and divides by the double beta: a float32 x with beta 1e-300 (0 in float32) has
+    slope sign(x), with beta 1e300 (inf) a signed 0, and +-1 at +-inf."""
+    wide = x.astype(np.float64)
+    return (xp.clip(wide, -width, width) / width).astype(x.dtype)
+
+
+# the derivative of clip(x, -width, width) / width: torch's double backward (as _clipped's)
+_unit_slope.defvjp(lambda g, x, width: g / width * (abs(x) < width))
+_unit_slope.defjvp(lambda t, x, width: t / width * (abs(x) < width))
+
+
 # torch's kernels: 0.5 d^2 / beta below beta, d - beta / 2 above; slope d / beta clipped to 1
 _smooth_l1 = _declare_piecewise_quadratic(
     "smooth_l1_loss",
     lambda xp, d, beta: xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta),
-    lambda d, beta: _clipped(d, width=beta) / beta)
+    lambda d, beta: _unit_slope(d, width=beta))
 # 0.5 d^2 below delta, delta (d - delta / 2) above; slope d clipped to delta
 _huber = _declare_piecewise_quadratic(
     "huber_loss",

@@ -381,9 +381,9 @@ def _bce_vjp(g, x, target, weight, pos_weight, reduction):
 
 def _bce_jvp(tangents, x, target, weight, pos_weight, reduction):
     d_x, d_target = _bce_slopes(x, target, weight, pos_weight)
-    t_x, t_target = tangents[0], tangents[1]
-    change = (0 if t_x is None else t_x * d_x) + (0 if t_target is None else t_target * d_target)
-    return reduce_loss(change, reduction)
+    # a missing tangent adds nothing (torch's zero tensor: a target tangent's -0 stays -0)
+    parts = [t * d for t, d in zip(tangents[:2], (d_x, d_target)) if t is not None]
+    return reduce_loss(parts[0] if len(parts) == 1 else parts[0] + parts[1], reduction)
 
 
 _bce_logits.defvjp_all(_bce_vjp)

@@ -25,7 +25,7 @@ from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.losses import (
     check_reduction, legacy_reduction, reduce_array, reduce_loss, refuse_grad, spread_loss_grad,
     warn_target_size)
-from gradkit.ops.piecewise import abs, ones_like
+from gradkit.ops.piecewise import abs, ones_like, zeros_like
 from gradkit.ops.promotion import result_type
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
@@ -266,9 +266,11 @@ def _bce_vjp(g, x, target, weight, reduction):
 
 
 def _bce_jvp(tangents, x, target, weight, reduction):
-    """torch's: the backward's two formulas of the tangents (weighted each), reduced."""
+    """torch's: the backward's two formulas of the tangents (weighted each), reduced; a
+    missing input tangent is zeros there (its +-0 signs the sum), a missing target's is
+    left out (torch's -logit(x) * 0 is NaN at x = 0 or 1, where the tangent is finite)."""
     t_x, t_target = tangents[0], tangents[1]
-    parts = [] if t_x is None else [bce_input_grad(t_x, x, target)]
+    parts = [bce_input_grad(zeros_like(x) if t_x is None else t_x, x, target)]
     if t_target is not None:
         parts.append(-logit(x) * t_target)
     if weight is not None:

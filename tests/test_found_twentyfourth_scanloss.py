@@ -162,3 +162,26 @@ def test_bce_target_tangent_zero_signs_as_torchs(logits, pos_weight, reduction):
         pytest.skip("torch sums these 6 values in another order: the last bit differs")
     assert _bce_target_tangent(gradkit, logits, pos_weight, reduction) == \
         _bce_target_tangent(torch, logits, pos_weight, reduction)
+
+
+def _multi_margin_gradient(lib, p: int, weight, reduction: str, upstream: float) -> list:
+    x = lib.tensor([[-0.0, 1e-310, 0.5], [1.0, -2.5, 40.0], [0.5, 3.0, -1.0]],
+                   dtype=lib.float64, requires_grad=True)
+    w = None if weight is None else lib.tensor(weight, dtype=lib.float64)
+    loss = lib.nn.functional.multi_margin_loss(x, lib.tensor([0, 2, 1]), p=p, weight=w,
+                                               reduction=reduction)
+    g, = lib.autograd.grad(loss, x, lib.full_like(loss, upstream))
+    return _bits(g.numpy())
+
+
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("weight", [None, [-0.0, 2.0, -1.0]])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("upstream", [0.0, 1.0, -0.0])
+def test_multi_margin_target_gradient_starts_at_plus_zero(p, weight, reduction, upstream):
+    """scan: multi_margin_loss's gradient at the target class with no class past the margin,
+    under a 0 upstream, is +0 in torch (its loop subtracts each hinge slope from +0) and was -0
+    here (the negated sum); and torch weights only the classes past the margin (others are
+    written 0), where gradkit's weight -1 made them -0."""
+    assert _multi_margin_gradient(gradkit, p, weight, reduction, upstream) == \
+        _multi_margin_gradient(torch, p, weight, reduction, upstream)

@@ -262,13 +262,14 @@ def _multi_margin_backward(xp, g, x, target, weight, p=1, margin=1.0, reduction=
     samples, classes = margins.shape
     unit = margins.dtype.type(1 / (samples * classes) if reduction == "mean" and samples
                               else 1 / classes)
-    slopes = xp.where(active, unit if p == 1 else 2 * unit * margins, 0)
+    slopes = unit if p == 1 else 2 * unit * margins
     labels = target.reshape(-1).astype(xp.int64, copy=False)
     if weight is not None:
         slopes = slopes * weight[labels][:, None]
+    slopes = xp.where(active, slopes, 0)  # (an inactive class is +0, weight -1 or not)
     # where, not a product with the mask: an infinite sum times 0 would be NaN
-    # (a running sum: torch's loop subtracts one class at a time)
-    slopes = xp.where(xp.arange(classes) == labels[:, None], -xp.cumsum(slopes, 1)[:, -1:],
+    # (a running sum: torch's loop subtracts one class at a time from +0, so +0 if none)
+    slopes = xp.where(xp.arange(classes) == labels[:, None], 0 - xp.cumsum(slopes, 1)[:, -1:],
                       slopes)
     incoming = xp.broadcast_to(g, target.shape).reshape(-1, 1) if reduction == "none" else g
     return (slopes * incoming).reshape(x.shape).astype(x.dtype, copy=False)

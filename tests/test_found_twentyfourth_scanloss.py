@@ -185,3 +185,24 @@ def test_multi_margin_target_gradient_starts_at_plus_zero(p, weight, reduction, 
     written 0), where gradkit's weight -1 made them -0."""
     assert _multi_margin_gradient(gradkit, p, weight, reduction, upstream) == \
         _multi_margin_gradient(torch, p, weight, reduction, upstream)
+
+
+def _ctc_outcome(lib, values: list, dtype: str, upstream: float) -> list:
+    log_probs = lib.tensor(values, dtype=getattr(lib, dtype)).reshape(3, 1, 2).requires_grad_()
+    loss = lib.nn.functional.ctc_loss(log_probs, lib.tensor([[1]]), [3], [1], reduction="none")
+    g, = lib.autograd.grad(loss, log_probs, lib.full_like(loss, upstream))
+    return _bits(loss.detach().numpy()) + _bits(g.numpy())
+
+
+@pytest.mark.parametrize("values", [[40.0, 1e154, 1e200, 1.7e308, -1.7e308, math.inf],
+                                    [1e154, 1e200, 1.7e308, -1.7e308, math.inf, -math.inf],
+                                    [1.7e308, 1.7e308, 1.7e308, 1.7e308, 0.0, 0.0],
+                                    [0.0, -math.inf, -math.inf, 0.0, 0.0, -math.inf]])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("upstream", [1.0, 0.0])
+def test_ctc_log_sums_as_torchs_kernel(values, dtype, upstream):
+    """scan: ctc_loss of log-probabilities reaching +inf (an infinite one, or 1.7e308 added
+    up) was -inf here and NaN in torch, whose kernel adds exp(la - max) + ... then the max
+    back (inf - inf is NaN), where NumPy's logaddexp gives inf; its gradient 0 here, NaN."""
+    assert _ctc_outcome(gradkit, values, dtype, upstream) == \
+        _ctc_outcome(torch, values, dtype, upstream)

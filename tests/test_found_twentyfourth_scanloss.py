@@ -206,3 +206,29 @@ def test_ctc_log_sums_as_torchs_kernel(values, dtype, upstream):
     back (inf - inf is NaN), where NumPy's logaddexp gives inf; its gradient 0 here, NaN."""
     assert _ctc_outcome(gradkit, values, dtype, upstream) == \
         _ctc_outcome(torch, values, dtype, upstream)
+
+
+def _weighted_bce_gradients(lib, logits: bool, pos_weight: bool, reduction: str,
+                            upstream: float) -> list:
+    F = lib.nn.functional
+    x = lib.tensor([-2.5, 0.5, 40.0, 0.25], dtype=lib.float64, requires_grad=True)
+    t = lib.tensor([0.25, 1e-310, 0.5, 1.0], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([-1.7e308, 1e200, 1.7e308, 3.0], dtype=lib.float64)
+    if logits:
+        extra = {"pos_weight": lib.full((4,), 3.0, dtype=lib.float64)} if pos_weight else {}
+        loss = F.binary_cross_entropy_with_logits(x, t, w, reduction=reduction, **extra)
+    else:
+        loss = F.binary_cross_entropy(x.sigmoid(), t, w, reduction=reduction)
+    return [_bits(g.numpy()) for g in lib.autograd.grad(loss, (x, t),
+                                                        lib.full_like(loss, upstream))]
+
+
+@pytest.mark.parametrize("logits,pos_weight", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("upstream", [0.0, 1.0])
+def test_weighted_bce_gradients_weigh_last(logits, pos_weight, reduction, upstream):
+    """scan: binary_cross_entropy_with_logits with a weight near the float max, under a 0
+    upstream: torch multiplies slope * g, then the weight, then / n for a mean (0 there);
+    gradkit took (g / n) * (slope * weight), whose overflow made NaN."""
+    assert _weighted_bce_gradients(gradkit, logits, pos_weight, reduction, upstream) == \
+        _weighted_bce_gradients(torch, logits, pos_weight, reduction, upstream)

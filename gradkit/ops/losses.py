@@ -347,19 +347,15 @@ def _bce_logits(xp, x, target, weight, pos_weight, reduction="mean"):
     return xp.asarray(loss.sum(dtype=loss.dtype)) if reduction == "sum" else loss
 
 
-def _bce_slopes(x, target, weight, pos_weight):
-    """d loss / d x and d loss / d target per element (before the reduction), term by term as
-    torch's backward: sigmoid(x) - target is its rounding difference, which an infinite
-    gradient makes inf, not inf * 0 = NaN (dist seed 31072)."""
+def _bce_slopes(x, target, pos_weight):
+    """d loss / d x and d loss / d target per element (before the weight and the reduction),
+    term by term as torch's backward: sigmoid(x) - target is its rounding difference, which
+    an infinite gradient makes inf, not inf * 0 = NaN (dist seed 31072)."""
     if pos_weight is None:
-        d_x, d_target = sigmoid(x) - target, -x
-    else:
-        scaled = pos_weight * target
-        d_x = (scaled + 1 - target) * sigmoid(x) - scaled
-        d_target = logsigmoid(-x) - logsigmoid(x) * pos_weight
-    if weight is not None:
-        d_x, d_target = d_x * weight, d_target * weight
-    return d_x, d_target
+        return sigmoid(x) - target, -x
+    scaled = pos_weight * target
+    return (scaled + 1 - target) * sigmoid(x) - scaled, \
+        logsigmoid(-x) - logsigmoid(x) * pos_weight
 
 
 def spread_loss_grad(g, shape, reduction):
@@ -373,16 +369,26 @@ def spread_loss_grad(g, shape, reduction):
     return g / max(n, 1) if reduction == "mean" else g
 
 
+def weighted_loss_grads(parts: list, weight, reduction: str, count: int) -> list:
+    """torch's order after a loss's per-element gradients (each already times the upstream
+    gradient): times the weight, then over the element count for a mean (a 0 upstream
+    times an overflowing slope * weight is 0 there, not NaN)."""
+    if weight is not None:
+        parts = [part * weight for part in parts]
+    return [part / max(count, 1) for part in parts] if reduction == "mean" else parts
+
+
 def _bce_vjp(g, x, target, weight, pos_weight, reduction):
-    d_x, d_target = _bce_slopes(x, target, weight, pos_weight)
-    spread = spread_loss_grad(g, tuple(x.shape), reduction)
-    return spread * d_x, spread * d_target, None, None
+    g = spread_loss_grad(g, tuple(x.shape), "none" if reduction == "none" else "sum")
+    d_x, d_target = weighted_loss_grads([d * g for d in _bce_slopes(x, target, pos_weight)],
+                                        weight, reduction, math.prod(x.shape))
+    return d_x, d_target, None, None
 
 
 def _bce_jvp(tangents, x, target, weight, pos_weight, reduction):
-    d_x, d_target = _bce_slopes(x, target, weight, pos_weight)
     # a missing tangent adds nothing (torch's zero tensor: a target tangent's -0 stays -0)
-    parts = [t * d for t, d in zip(tangents[:2], (d_x, d_target)) if t is not None]
+    parts = weighted_loss_grads([d * t for t, d in zip(tangents[:2], _bce_slopes(
+        x, target, pos_weight)) if t is not None], weight, "none", 0)
     return reduce_loss(parts[0] if len(parts) == 1 else parts[0] + parts[1], reduction)
 
 

@@ -24,7 +24,7 @@ from gradkit.ops.binary_math import xlogy
 from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.losses import (
     check_reduction, legacy_reduction, reduce_array, reduce_loss, refuse_grad, spread_loss_grad,
-    warn_target_size)
+    warn_target_size, weighted_loss_grads)
 from gradkit.ops.piecewise import abs, ones_like, zeros_like
 from gradkit.ops.promotion import result_type
 from gradkit.ops.reduction import mean, sum
@@ -256,12 +256,8 @@ def _bce_vjp(g, x, target, weight, reduction):
     """torch's: its backward kernel for x (an op: bce_backward.py) and -logit(x) g for the
     target, each times the weight, then over the count for a mean."""
     g = spread_loss_grad(g, tuple(x.shape), "none" if reduction == "none" else "sum")
-    d_x, d_target = bce_input_grad(g, x, target), -logit(x) * g
-    if weight is not None:
-        d_x, d_target = d_x * weight, d_target * weight
-    if reduction == "mean":
-        count = max(math.prod(x.shape), 1)
-        d_x, d_target = d_x / count, d_target / count
+    d_x, d_target = weighted_loss_grads([bce_input_grad(g, x, target), -logit(x) * g], weight,
+                                        reduction, math.prod(x.shape))
     return d_x, d_target, None
 
 
@@ -273,8 +269,7 @@ def _bce_jvp(tangents, x, target, weight, reduction):
     parts = [bce_input_grad(zeros_like(x) if t_x is None else t_x, x, target)]
     if t_target is not None:
         parts.append(-logit(x) * t_target)
-    if weight is not None:
-        parts = [part * weight for part in parts]
+    parts = weighted_loss_grads(parts, weight, "none", 0)
     return reduce_loss(parts[0] if len(parts) == 1 else parts[0] + parts[1], reduction)
 
 

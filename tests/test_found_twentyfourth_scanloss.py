@@ -232,3 +232,28 @@ def test_weighted_bce_gradients_weigh_last(logits, pos_weight, reduction, upstre
     gradkit took (g / n) * (slope * weight), whose overflow made NaN."""
     assert _weighted_bce_gradients(gradkit, logits, pos_weight, reduction, upstream) == \
         _weighted_bce_gradients(torch, logits, pos_weight, reduction, upstream)
+
+
+def _softmax_zero_gradients(lib, name: str, shape: tuple, dim: int, dtype: str) -> list:
+    x = lib.arange(math.prod(shape), dtype=getattr(lib, dtype)).reshape(shape) \
+        .div(7).requires_grad_()
+    y = getattr(lib, name)(x, dim)
+    g, = lib.autograd.grad(y, x, lib.full_like(y, -0.0))
+    t = lib.tensor([[0.5, 2.5, -1.0], [1.0, 0.25, 0.0]])
+    soft = lib.nn.functional.cross_entropy(x.reshape(2, -1)[:, :3], t.to(x.dtype),
+                                           reduction="none")
+    gs, = lib.autograd.grad(soft, x, lib.zeros_like(soft))
+    return _bits(g.numpy()) + _bits(gs.numpy())
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape,dim", [((2, 3), 1), ((2, 3), -1), ((2, 3), 0), ((2, 3, 1), 1),
+                                       ((2, 9), 1), ((6,), 0)])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_softmax_backward_sums_as_torchs_kernels(name, shape, dim, dtype):
+    """scan: cross_entropy with class probabilities under a 0 upstream had -0 gradients here
+    and +0 in torch: its softmax kernels' sum along the last dim starts from the first
+    element (a sum of -0s is -0, and g - exp(out) * -0 is +0) where NumPy's starts from +0;
+    along another dim torch's starts from +0 too."""
+    assert _softmax_zero_gradients(gradkit, name, shape, dim, dtype) == \
+        _softmax_zero_gradients(torch, name, shape, dim, dtype)

@@ -21,7 +21,6 @@ from gradkit.ops.arithmetic import _check_not_bool
 from gradkit.ops.conversion import astype
 from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.piecewise import where
-from gradkit.creation import zeros
 from gradkit.ops.indexing import scatter
 from gradkit.ops.mse_backward import mse_backward, mse_tangent
 from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message, refuse_grad
@@ -110,7 +109,7 @@ def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
     slopes = -(g / weights.sum()) * weights if reduction == "mean" else g * -weights
     rows = unsqueeze(where(target != ignore_index, slopes, 0.0), class_dim)
     # written into zeros, not added (torch's kernel: -0 at a 0 upstream stays -0)
-    grad = scatter(zeros(tuple(x_shape), dtype=rows.dtype, device=rows.device), class_dim,
+    grad = scatter(xp.zeros(tuple(x_shape), dtype=getattr(rows, "_data", rows).dtype), class_dim,
                    xp.expand_dims(safe, class_dim).astype(xp.int64), rows)  # (a byte target)
     # torch's NllLossBackwardBackward0: a zero derivative in x, whose edge a second backward
     # reaches (zeros times an upstream NaN, say prelu's, is NaN there too)

@@ -171,7 +171,7 @@ def _multi_margin_gradient(lib, p: int, weight, reduction: str, upstream: float)
     loss = lib.nn.functional.multi_margin_loss(x, lib.tensor([0, 2, 1]), p=p, weight=w,
                                                reduction=reduction)
     g, = lib.autograd.grad(loss, x, lib.full_like(loss, upstream))
-    return _bits(g.numpy())
+    return _bits(loss.detach().numpy()) + _bits(g.numpy())
 
 
 @pytest.mark.parametrize("p", [1, 2])
@@ -182,7 +182,8 @@ def test_multi_margin_target_gradient_starts_at_plus_zero(p, weight, reduction, 
     """scan: multi_margin_loss's gradient at the target class with no class past the margin,
     under a 0 upstream, is +0 in torch (its loop subtracts each hinge slope from +0) and was -0
     here (the negated sum); and torch weights only the classes past the margin (others are
-    written 0), where gradkit's weight -1 made them -0."""
+    written 0), where gradkit's weight -1 made them -0. Its loss too adds the weighted hinges
+    from +0, then divides by C: a weight -0 gave -0 here."""
     assert _multi_margin_gradient(gradkit, p, weight, reduction, upstream) == \
         _multi_margin_gradient(torch, p, weight, reduction, upstream)
 

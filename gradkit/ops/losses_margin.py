@@ -227,22 +227,26 @@ def _as_matrix(x):
 
 
 def _multi_margin_terms(xp, x, target, weight, p, margin):
-    """Per (sample, class) hinge margin - x[target] + x[class] (0 at the target class) and
-    its positive part; the per-sample scale weight[target] / C."""
+    """Per (sample, class) hinge margin - x[target] + x[class] (0 at the target class), where
+    it is positive (the target class aside), and the samples' labels."""
     rows = _as_matrix(x)
     labels = target.reshape(-1).astype(xp.int64, copy=False)  # (an empty one of any dtype)
     picked = xp.take_along_axis(rows, labels[:, None], 1)
     margins = margin - picked + rows
     active = (margins > 0) & (xp.arange(rows.shape[1]) != labels[:, None])
-    scale = (weight[labels] if weight is not None else xp.ones(len(labels), rows.dtype))
-    return margins, active, scale / rows.shape[1]
+    return margins, active, labels
 
 
 @op(save=("x", "target", "weight"), node_name="MultiMarginLossBackward0")
 def _multi_margin(xp, x, target, weight, p=1, margin=1.0, reduction="mean"):
-    margins, active, scale = _multi_margin_terms(xp, x, target, weight, p, margin)
-    hinge = xp.where(active, margins if p == 1 else margins * margins, 0)
-    loss = (hinge.sum(1) * scale).astype(x.dtype, copy=False)
+    margins, active, labels = _multi_margin_terms(xp, x, target, weight, p, margin)
+    hinge = margins if p == 1 else margins * margins
+    if weight is not None:
+        hinge = hinge * weight[labels][:, None]
+    # torch's kernel: the weighted hinges of the classes past the margin added from +0, / C
+    # (a weight -0 with none past it is +0)
+    hinge = xp.where(active, hinge, 0)
+    loss = (hinge.sum(1) / margins.shape[1]).astype(x.dtype, copy=False)
     return _in_input_dtype(xp, reduce_array(xp, loss.reshape(target.shape), reduction), x)
 
 
@@ -258,12 +262,11 @@ def _multi_margin_backward(xp, g, x, target, weight, p=1, margin=1.0, reduction=
     """torch's kernel: a class of positive hinge z gets h = u (p = 2: 2 u z), u = 1 / C (and
     / N for the mean), times weight[target]; the target class minus their sum; then all
     times the incoming gradient (an infinite one makes the zeros NaN, as torch's)."""
-    margins, active, _ = _multi_margin_terms(xp, x, target, weight, p, margin)
+    margins, active, labels = _multi_margin_terms(xp, x, target, weight, p, margin)
     samples, classes = margins.shape
     unit = margins.dtype.type(1 / (samples * classes) if reduction == "mean" and samples
                               else 1 / classes)
     slopes = unit if p == 1 else 2 * unit * margins
-    labels = target.reshape(-1).astype(xp.int64, copy=False)
     if weight is not None:
         slopes = slopes * weight[labels][:, None]
     slopes = xp.where(active, slopes, 0)  # (an inactive class is +0, weight -1 or not)

@@ -36,6 +36,15 @@ def _skips(ext) -> np.ndarray:
     return allowed
 
 
+def _log_add(*terms) -> np.ndarray:
+    """log(sum(exp(terms))) as torch's kernel: shifted by the largest (0 if all are -inf), so
+    a +inf term gives NaN (inf - inf) where NumPy's logaddexp gives inf."""
+    top = np.maximum.reduce(terms)
+    top = np.where(top == _NEG_INF, 0.0, top)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.log(sum(np.exp(term - top) for term in terms)) + top
+
+
 def _alphas(lp, ext, skips) -> np.ndarray:
     """log alpha (T, S): the log probability of the prefixes ending at each position."""
     alpha = np.full((len(lp), len(ext)), _NEG_INF)
@@ -44,10 +53,10 @@ def _alphas(lp, ext, skips) -> np.ndarray:
     alpha[0, :2] = lp[0, ext[:2]]
     for t in range(1, len(lp)):
         previous = alpha[t - 1]
-        total = np.logaddexp(previous, np.concatenate(([_NEG_INF], previous[:-1])))
         skipped = np.where(skips, np.concatenate(([_NEG_INF] * 2, previous[:-2]))[:len(ext)],
                            _NEG_INF)
-        alpha[t] = np.logaddexp(total, skipped) + lp[t, ext]
+        alpha[t] = _log_add(previous, np.concatenate(([_NEG_INF], previous[:-1])),
+                            skipped) + lp[t, ext]
     return alpha
 
 
@@ -59,10 +68,10 @@ def _betas(lp, ext, skips) -> np.ndarray:
     ahead_skips = np.concatenate((skips[2:], [False, False]))[:size]  # s may skip to s + 2
     for t in range(len(lp) - 2, -1, -1):
         following = beta[t + 1]
-        total = np.logaddexp(following, np.concatenate((following[1:], [_NEG_INF])))
         skipped = np.where(ahead_skips,
                            np.concatenate((following[2:], [_NEG_INF] * 2))[:size], _NEG_INF)
-        beta[t] = np.logaddexp(total, skipped) + lp[t, ext]
+        beta[t] = _log_add(following, np.concatenate((following[1:], [_NEG_INF])),
+                           skipped) + lp[t, ext]
     return beta
 
 
@@ -70,7 +79,7 @@ def _nll(alpha, length: int, ext) -> float:
     if length == 0:
         return 0.0 if len(ext) == 1 else np.inf
     # the last label or the blank after it; an empty target's one state counted once
-    return -np.logaddexp.reduce(alpha[length - 1, -2:])
+    return -_log_add(*alpha[length - 1, -2:])
 
 
 def _samples(log_probs, targets, input_lengths, target_lengths):
@@ -120,7 +129,7 @@ def _ctc_grad(xp, g, log_probs, targets, nll, *, input_lengths=(), target_length
         both = _alphas(lp, ext, skips) + _betas(lp, ext, skips)
         occupancy = np.full(lp.shape, _NEG_INF)
         for s, label in enumerate(ext):
-            occupancy[:, label] = np.logaddexp(occupancy[:, label], both[:, s])
+            occupancy[:, label] = _log_add(occupancy[:, label], both[:, s])
         grad[:len(lp), n] = (np.exp(lp) - np.exp(occupancy + nll_host[n] - lp)) * g_host[n]
     return xp.asarray(grad.astype(log_probs.dtype))
 

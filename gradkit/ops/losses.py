@@ -21,9 +21,9 @@ from gradkit.ops.arithmetic import _check_not_bool
 from gradkit.ops.conversion import astype
 from gradkit.ops.grad_edges import gradient_edge
 from gradkit.ops.piecewise import where
-from gradkit.ops.indexing import scatter_into_zeros
+from gradkit.ops.indexing import scatter
 from gradkit.ops.mse_backward import mse_backward, mse_tangent
-from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message
+from gradkit.ops.nll_checks import check_nll_arguments, out_of_bounds_message, refuse_grad
 from gradkit.ops.promotion import category, promote_types
 from gradkit.ops.reduction import expand_back, log_softmax, mean, quiet_mean, sum
 from gradkit.ops.shape import reshape, unsqueeze
@@ -104,12 +104,13 @@ def _nll_vjp(g, x, target, weight, x_shape, class_dim, reduction, ignore_index):
     xp = get_array_module(target)
     weights, safe = _target_weights(xp, target, weight, ignore_index,
                                     getattr(g, "_data", g).dtype)
-    if reduction == "mean":  # torch writes only the targets it reads: an ignored one stays 0
-        with np.errstate(divide="ignore", invalid="ignore"):  # (all ignored: 0 / 0; NumPy's only)
-            weights = xp.where(target != ignore_index, weights / weights.sum(), 0)
-    rows = unsqueeze(where(target != ignore_index, g * -weights, 0.0), class_dim)  # NaN g too
-    grad = scatter_into_zeros(rows, xp.expand_dims(safe, class_dim), shape=tuple(x_shape),
-                              dim=class_dim)
+    # torch's kernel: w * -(g / total weight) for a mean, -w * g unreduced; it writes only the
+    # targets it reads: an ignored one stays 0, a NaN g too
+    slopes = -(g / weights.sum()) * weights if reduction == "mean" else g * -weights
+    rows = unsqueeze(where(target != ignore_index, slopes, 0.0), class_dim)
+    # written into zeros, not added (torch's kernel: -0 at a 0 upstream stays -0)
+    grad = scatter(xp.zeros(tuple(x_shape), dtype=getattr(rows, "_data", rows).dtype), class_dim,
+                   xp.expand_dims(safe, class_dim).astype(xp.int64), rows)  # (a byte target)
     # torch's NllLossBackwardBackward0: a zero derivative in x, whose edge a second backward
     # reaches (zeros times an upstream NaN, say prelu's, is NaN there too)
     return gradient_edge(grad, x, xp.ones(tuple(x_shape), bool), node="NllLossBackwardBackward0")
@@ -288,14 +289,6 @@ def warn_target_size(input, target, stacklevel: int) -> None:
                       stacklevel=stacklevel)
 
 
-def refuse_grad(function: str, **arguments) -> None:
-    """torch's error for a loss argument its backward has no formula for, given requires_grad."""
-    for name, value in arguments.items():
-        if getattr(value, "requires_grad", False):
-            raise RuntimeError(f"The function '{function}' is not differentiable with respect to "
-                               f"argument '{name}'. This input cannot have requires_grad True.")
-
-
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None):
     """Binary cross entropy of sigmoid(input) against ``target``, computed stably from logits.
@@ -353,19 +346,15 @@ def _bce_logits(xp, x, target, weight, pos_weight, reduction="mean"):
     return xp.asarray(loss.sum(dtype=loss.dtype)) if reduction == "sum" else loss
 
 
-def _bce_slopes(x, target, weight, pos_weight):
-    """d loss / d x and d loss / d target per element (before the reduction), term by term as
-    torch's backward: sigmoid(x) - target is its rounding difference, which an infinite
-    gradient makes inf, not inf * 0 = NaN (dist seed 31072)."""
+def _bce_slopes(x, target, pos_weight):
+    """d loss / d x and d loss / d target per element (before the weight and the reduction),
+    term by term as torch's backward: sigmoid(x) - target is its rounding difference, which
+    an infinite gradient makes inf, not inf * 0 = NaN (dist seed 31072)."""
     if pos_weight is None:
-        d_x, d_target = sigmoid(x) - target, -x
-    else:
-        scaled = pos_weight * target
-        d_x = (scaled + 1 - target) * sigmoid(x) - scaled
-        d_target = logsigmoid(-x) - logsigmoid(x) * pos_weight
-    if weight is not None:
-        d_x, d_target = d_x * weight, d_target * weight
-    return d_x, d_target
+        return sigmoid(x) - target, -x
+    scaled = pos_weight * target
+    return (scaled + 1 - target) * sigmoid(x) - scaled, \
+        logsigmoid(-x) - logsigmoid(x) * pos_weight
 
 
 def spread_loss_grad(g, shape, reduction):
@@ -379,17 +368,27 @@ def spread_loss_grad(g, shape, reduction):
     return g / max(n, 1) if reduction == "mean" else g
 
 
+def weighted_loss_grads(parts: list, weight, reduction: str, count: int) -> list:
+    """torch's order after a loss's per-element gradients (each already times the upstream
+    gradient): times the weight, then over the element count for a mean (a 0 upstream
+    times an overflowing slope * weight is 0 there, not NaN)."""
+    if weight is not None:
+        parts = [part * weight for part in parts]
+    return [part / max(count, 1) for part in parts] if reduction == "mean" else parts
+
+
 def _bce_vjp(g, x, target, weight, pos_weight, reduction):
-    d_x, d_target = _bce_slopes(x, target, weight, pos_weight)
-    spread = spread_loss_grad(g, tuple(x.shape), reduction)
-    return spread * d_x, spread * d_target, None, None
+    g = spread_loss_grad(g, tuple(x.shape), "none" if reduction == "none" else "sum")
+    d_x, d_target = weighted_loss_grads([d * g for d in _bce_slopes(x, target, pos_weight)],
+                                        weight, reduction, math.prod(x.shape))
+    return d_x, d_target, None, None
 
 
 def _bce_jvp(tangents, x, target, weight, pos_weight, reduction):
-    d_x, d_target = _bce_slopes(x, target, weight, pos_weight)
-    t_x, t_target = tangents[0], tangents[1]
-    change = (0 if t_x is None else t_x * d_x) + (0 if t_target is None else t_target * d_target)
-    return reduce_loss(change, reduction)
+    # a missing tangent adds nothing (torch's zero tensor: a target tangent's -0 stays -0)
+    parts = weighted_loss_grads([d * t for t, d in zip(tangents[:2], _bce_slopes(
+        x, target, pos_weight)) if t is not None], weight, "none", 0)
+    return reduce_loss(parts[0] if len(parts) == 1 else parts[0] + parts[1], reduction)
 
 
 _bce_logits.defvjp_all(_bce_vjp)

@@ -226,23 +226,25 @@ def _as_matrix(x):
     return x.reshape(1, -1) if x.ndim < 2 else x
 
 
-def _multi_margin_terms(xp, x, target, weight, p, margin):
-    """Per (sample, class) hinge margin - x[target] + x[class] (0 at the target class) and
-    its positive part; the per-sample scale weight[target] / C."""
+def _multi_margin_terms(xp, x, target, weight, margin, values):
+    """``values`` of the hinges margin - x[target] + x[class] that count (positive, not the
+    target's) times weight[target], +0 elsewhere (torch's kernels weigh only those); labels."""
     rows = _as_matrix(x)
     labels = target.reshape(-1).astype(xp.int64, copy=False)  # (an empty one of any dtype)
-    picked = xp.take_along_axis(rows, labels[:, None], 1)
-    margins = margin - picked + rows
+    margins = margin - xp.take_along_axis(rows, labels[:, None], 1) + rows
+    counted = values(margins)
+    if weight is not None:
+        counted = counted * weight[labels][:, None]
     active = (margins > 0) & (xp.arange(rows.shape[1]) != labels[:, None])
-    scale = (weight[labels] if weight is not None else xp.ones(len(labels), rows.dtype))
-    return margins, active, scale / rows.shape[1]
+    return xp.where(active, counted, 0), labels
 
 
 @op(save=("x", "target", "weight"), node_name="MultiMarginLossBackward0")
 def _multi_margin(xp, x, target, weight, p=1, margin=1.0, reduction="mean"):
-    margins, active, scale = _multi_margin_terms(xp, x, target, weight, p, margin)
-    hinge = xp.where(active, margins if p == 1 else margins * margins, 0)
-    loss = (hinge.sum(1) * scale).astype(x.dtype, copy=False)
+    hinge, _ = _multi_margin_terms(xp, x, target, weight, margin,
+                                   lambda m: m if p == 1 else m * m)
+    # torch's kernel: the weighted hinges that count added from +0, then / C
+    loss = (hinge.sum(1) / hinge.shape[1]).astype(x.dtype, copy=False)
     return _in_input_dtype(xp, reduce_array(xp, loss.reshape(target.shape), reduction), x)
 
 
@@ -258,17 +260,14 @@ def _multi_margin_backward(xp, g, x, target, weight, p=1, margin=1.0, reduction=
     """torch's kernel: a class of positive hinge z gets h = u (p = 2: 2 u z), u = 1 / C (and
     / N for the mean), times weight[target]; the target class minus their sum; then all
     times the incoming gradient (an infinite one makes the zeros NaN, as torch's)."""
-    margins, active, _ = _multi_margin_terms(xp, x, target, weight, p, margin)
-    samples, classes = margins.shape
-    unit = margins.dtype.type(1 / (samples * classes) if reduction == "mean" and samples
-                              else 1 / classes)
-    slopes = xp.where(active, unit if p == 1 else 2 * unit * margins, 0)
-    labels = target.reshape(-1).astype(xp.int64, copy=False)
-    if weight is not None:
-        slopes = slopes * weight[labels][:, None]
-    # where, not a product with the mask: an infinite sum times 0 would be NaN
-    # (a running sum: torch's loop subtracts one class at a time)
-    slopes = xp.where(xp.arange(classes) == labels[:, None], -xp.cumsum(slopes, 1)[:, -1:],
+    samples, classes = _as_matrix(x).shape
+    unit = x.dtype.type(1 / (samples * classes) if reduction == "mean" and samples
+                        else 1 / classes)
+    slopes, labels = _multi_margin_terms(xp, x, target, weight, margin,
+                                         lambda m: unit if p == 1 else 2 * unit * m)
+    # where, not a product with the mask: an infinite sum times 0 would be NaN (a running
+    # sum: torch's loop subtracts one class at a time from +0, so +0 if none)
+    slopes = xp.where(xp.arange(classes) == labels[:, None], 0 - xp.cumsum(slopes, 1)[:, -1:],
                       slopes)
     incoming = xp.broadcast_to(g, target.shape).reshape(-1, 1) if reduction == "none" else g
     return (slopes * incoming).reshape(x.shape).astype(x.dtype, copy=False)

@@ -24,8 +24,8 @@ from gradkit.ops.binary_math import xlogy
 from gradkit.ops.masked_fill import masked_fill
 from gradkit.ops.losses import (
     check_reduction, legacy_reduction, reduce_array, reduce_loss, refuse_grad, spread_loss_grad,
-    warn_target_size)
-from gradkit.ops.piecewise import abs, ones_like
+    warn_target_size, weighted_loss_grads)
+from gradkit.ops.piecewise import abs, ones_like, zeros_like
 from gradkit.ops.promotion import result_type
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import broadcast_tensors, expand, unsqueeze
@@ -73,9 +73,11 @@ def _declare_piecewise_quadratic(name: str, terms, slope, in_input_dtype=False):
 
     loss.defvjp(lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 0),
                 lambda g, x, y, reduction, width: slopes_of(g, x, y, reduction, width, 1))
+    # torch's: its backward kernel of each tangent, input's at x - y plus target's at y - x, a
+    # missing one zeros (so at x == y a target tangent gives +0, not slope * -t = -0)
     loss.defjvp_all(lambda tangents, x, y, reduction, width: reduce_loss(
-        slope(x - y, width) * ((0 if tangents[0] is None else tangents[0])
-                               - (0 if tangents[1] is None else tangents[1])), reduction))
+        slope(x - y, width) * (0.0 if tangents[0] is None else tangents[0])
+        + slope(y - x, width) * (0.0 if tangents[1] is None else tangents[1]), reduction))
     return loss
 
 
@@ -90,11 +92,25 @@ _clipped.defvjp(lambda g, x, width: g * (abs(x) < width))
 _clipped.defjvp(lambda t, x, width: t * (abs(x) < width))
 
 
+@op(save=("x",))
+def _unit_slope(xp, x, width=1.0):
+    """x / width clipped to [-1, 1] (NaN stays NaN), in double as torch's scalar kernel, which
+    compares and divides by the double beta: a float32 x with beta 1e-300 (0 in float32) has
+    slope sign(x), with beta 1e300 (inf) a signed 0, and +-1 at +-inf."""
+    wide = x.astype(np.float64)
+    return (xp.clip(wide, -width, width) / width).astype(x.dtype)
+
+
+# the derivative of clip(x, -width, width) / width: torch's double backward (as _clipped's)
+_unit_slope.defvjp(lambda g, x, width: g / width * (abs(x) < width))
+_unit_slope.defjvp(lambda t, x, width: t / width * (abs(x) < width))
+
+
 # torch's kernels: 0.5 d^2 / beta below beta, d - beta / 2 above; slope d / beta clipped to 1
 _smooth_l1 = _declare_piecewise_quadratic(
     "smooth_l1_loss",
     lambda xp, d, beta: xp.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta),
-    lambda d, beta: _clipped(d, width=beta) / beta)
+    lambda d, beta: _unit_slope(d, width=beta))
 # 0.5 d^2 below delta, delta (d - delta / 2) above; slope d clipped to delta
 _huber = _declare_piecewise_quadratic(
     "huber_loss",
@@ -240,23 +256,20 @@ def _bce_vjp(g, x, target, weight, reduction):
     """torch's: its backward kernel for x (an op: bce_backward.py) and -logit(x) g for the
     target, each times the weight, then over the count for a mean."""
     g = spread_loss_grad(g, tuple(x.shape), "none" if reduction == "none" else "sum")
-    d_x, d_target = bce_input_grad(g, x, target), -logit(x) * g
-    if weight is not None:
-        d_x, d_target = d_x * weight, d_target * weight
-    if reduction == "mean":
-        count = max(math.prod(x.shape), 1)
-        d_x, d_target = d_x / count, d_target / count
+    d_x, d_target = weighted_loss_grads([bce_input_grad(g, x, target), -logit(x) * g], weight,
+                                        reduction, math.prod(x.shape))
     return d_x, d_target, None
 
 
 def _bce_jvp(tangents, x, target, weight, reduction):
-    """torch's: the backward's two formulas of the tangents (weighted each), reduced."""
+    """torch's: the backward's two formulas of the tangents (weighted each), reduced; a
+    missing input tangent is zeros there (its +-0 signs the sum), a missing target's is
+    left out (torch's -logit(x) * 0 is NaN at x = 0 or 1, where the tangent is finite)."""
     t_x, t_target = tangents[0], tangents[1]
-    parts = [] if t_x is None else [bce_input_grad(t_x, x, target)]
+    parts = [bce_input_grad(zeros_like(x) if t_x is None else t_x, x, target)]
     if t_target is not None:
         parts.append(-logit(x) * t_target)
-    if weight is not None:
-        parts = [part * weight for part in parts]
+    parts = weighted_loss_grads(parts, weight, "none", 0)
     return reduce_loss(parts[0] if len(parts) == 1 else parts[0] + parts[1], reduction)
 
 

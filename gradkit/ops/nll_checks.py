@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradkit.autograd.grad_mode import is_grad_enabled
 from gradkit.ops.unary_helpers import require_real_floating, scalar_type_name
 
 
@@ -25,7 +26,8 @@ def check_nll_arguments(input, target, weight, reduction: str) -> None:
 
 
 def _check_flat(input, target, weight) -> None:
-    """nll_loss's checks (its meta function's, then its kernel's)."""
+    """nll_loss's checks (its autograd kernel's, its meta function's, then its kernel's)."""
+    refuse_grad("nll_loss_forward", weight=weight)
     if target.ndim > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     _check_target_dtype(target)
@@ -48,6 +50,7 @@ def _check_spatial(input, target, weight, reduction: str) -> None:
     if input.ndim != 4 and tuple(target.shape[1:]) != spatial:
         raise RuntimeError(f"Expected target size {[input.shape[0], *spatial]}, got "
                            f"{list(target.shape)}")
+    refuse_grad("nll_loss2d_forward", weight=weight)
     if input.ndim == 4 and target.ndim != 3:  # (the others' target is viewed as 3-D)
         raise RuntimeError("only batches of spatial targets supported (3D tensors) but got "
                            f"targets of dimension: {target.ndim}")
@@ -82,3 +85,14 @@ def out_of_bounds_message(value: int, dtype, per_sample: bool) -> str:
     if per_sample and dtype == np.uint8:
         return "Target " if value == 0 else f"Target {chr(value)} is out of bounds."
     return f"Target {value} is out of bounds."
+
+
+def refuse_grad(function: str, **arguments) -> None:
+    """torch's error for a loss argument its backward has no formula for, given requires_grad
+    (its autograd kernel's check: none under no_grad or inference_mode)."""
+    if not is_grad_enabled():
+        return
+    for name, value in arguments.items():
+        if getattr(value, "requires_grad", False):
+            raise RuntimeError(f"The function '{function}' is not differentiable with respect to "
+                               f"argument '{name}'. This input cannot have requires_grad True.")

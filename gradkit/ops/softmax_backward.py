@@ -27,11 +27,20 @@ def _sum_along(a, out, dim: int):
     return sum(a, dim, True) if out.ndim else a
 
 
+def _kernel_sum(xp, a, out, dim: int):
+    """_sum_along as torch's kernels add: along the last dim from the first element (a sum
+    of -0s is -0: its gradient under a 0 upstream is +0), along another from +0 (NumPy's)."""
+    total = _sum_along(a, out, dim)
+    if out.ndim and dim % a.ndim == a.ndim - 1 and not total.all():
+        total = xp.where(xp.all((a == 0) & xp.signbit(a), axis=dim, keepdims=True), -0.0, total)
+    return total
+
+
 @op(save=("g", "out"), broadcast=True, node_name="SoftmaxBackwardDataBackward0")
 def softmax_backward_data(xp, g, out, *, dim):
     """torch's _softmax_backward_data(g, out, dim): the gradient of softmax's input from the
     gradient g of its output out (g may lead with a batch dim that out lacks)."""
-    return out * (g - _sum_along(g * out, out, dim))
+    return out * (g - _kernel_sum(xp, g * out, out, dim))
 
 
 def _double_backward(gg, g, out, dim):
@@ -47,7 +56,7 @@ def _double_tangent(t, g, out, dim):
 def log_softmax_backward_data(xp, g, out, *, dim):
     """torch's _log_softmax_backward_data(g, out, dim): the gradient of log_softmax's input
     from the gradient g of its output out."""
-    return g - exp(out) * _sum_along(g, out, dim)
+    return g - exp(out) * _kernel_sum(xp, g, out, dim)
 
 
 for _op in (softmax_backward_data, log_softmax_backward_data):

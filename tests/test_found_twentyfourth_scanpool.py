@@ -67,3 +67,40 @@ def test_average_pools_add_each_window_in_order(name, values, dtype):
         data = np.random.default_rng(n).standard_normal(n) * 10.0
     assert _derivatives(gradkit, F[name], data, shape, dtype) == \
         _derivatives(torch, F[name], data, shape, dtype)
+
+
+def _product_tangent(lib, name: str, dual: str, dtype: str) -> list:
+    """The tangent of a convolution or linear layer whose operands named in ``dual`` carry
+    tangents, the others none, at an input holding inf and NaN and a weight holding 1e308."""
+    fa = lib.autograd.forward_ad
+    d = 1 if name.endswith("1d") or name == "linear" else 2
+    x = lib.tensor(np.resize(np.array([math.inf, -0.0, 2.0, math.nan, 1e308, 0.5], dtype=dtype),
+                             (1, 2, 6) if d == 1 else (1, 2, 3, 2)))
+    w = lib.tensor(np.resize(np.array([1.0, -0.0, 1e308, -1.0, 0.5], dtype=dtype),
+                             (2, 6) if name == "linear" else (2, 2) + (2,) * d))
+    b = lib.tensor(np.array([-0.0, 3.0], dtype=dtype))
+    with fa.dual_level():
+        if "x" in dual:
+            x = fa.make_dual(x, lib.full_like(x, -0.0) if "w" in dual else lib.ones_like(x))
+        if "w" in dual:
+            w = fa.make_dual(w, lib.full_like(w, 2.0))
+        if "b" in dual:
+            b = fa.make_dual(b, lib.tensor(np.array([-0.0, 1.0], dtype=dtype)))
+        if name == "linear":
+            out = lib.nn.functional.linear(x.reshape(2, 6), w, b)
+        else:
+            out = getattr(lib.nn.functional, name)(x, w, b, padding=1)
+        return _bits(fa.unpack_dual(out).tangent.numpy())
+
+
+@pytest.mark.parametrize("name", ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
+                                  "linear"])
+@pytest.mark.parametrize("dual", ["x", "w", "b", "xw", "xwb"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_missing_tangent_of_a_convolution_or_linear_is_zeros(name, dual, dtype):
+    """scan: conv1d of a dual input holding inf with a plain weight had a finite tangent here
+    and NaN in torch: torch's convolution_jvp is conv(x_t, w) + conv(x, w_t, b_t) with a
+    missing tangent materialized as zeros (0 * inf), as its mm, addmm and linear formulas
+    (gradkit's matmul already did so; its linear's mm and addmm skipped the term)."""
+    assert _product_tangent(gradkit, name, dual, dtype) == \
+        _product_tangent(torch, name, dual, dtype)

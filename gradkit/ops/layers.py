@@ -13,10 +13,11 @@ from gradkit.ops._op import Op, op
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.half_scalar import HALF
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.inplace import inplace as write_inplace
-from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg import _zero_filled_jvp, matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import (
     _reshape_copy as reshape_copy, reshape, t, unsqueeze, view)
@@ -51,10 +52,19 @@ addmm = Op(_addmm, name="addmm", save=("a", "b"), broadcast=True, node_name="Add
            batchable=True)
 addmm.defvjp(lambda g, a, b: g,  # summed to the bias's shape by the engine (broadcast)
              _grad_mat1, _grad_mat2)
-addmm.defjvp(lambda d, a, b: d, lambda d, a, b: matmul(d, b), lambda d, a, b: matmul(a, d))
 mm = Op(_mm, name="mm", save=("a", "b"), node_name="MmBackward0", batchable=True)
 mm.defvjp(_grad_mat1, _grad_mat2)
-mm.defjvp(lambda d, a, b: matmul(d, b), lambda d, a, b: matmul(a, d))
+# torch's formulas: a missing tangent of a factor is zeros (0 @ inf is NaN), the bias's is not
+mm.defjvp_all(_zero_filled_jvp(matmul))
+
+
+@addmm.defjvp_all
+def _addmm_jvp(tangents, a, b):
+    """bias_t + mat1_t @ mat2 + mat1 @ mat2_t, added in torch's order."""
+    ta, tb = (zeros_like(m) if t is None else t for m, t in zip((a, b), tangents[1:],
+                                                                  strict=True))
+    out = matmul(ta, b) if tangents[0] is None else tangents[0] + matmul(ta, b)
+    return out + matmul(a, tb)
 
 
 def _matmul_by_t(input, weight):

@@ -20,6 +20,7 @@ from gradkit.ops._op import op
 from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.indexing import gather
 from gradkit.ops.linalg import matmul
+from gradkit.ops.grad_edges import refuse_tangents
 from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import reshape, transpose
@@ -187,12 +188,14 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     align_corners = _default_align(align_corners)
     _check_grid(input, grid, mode)
     sample = _bicubic if mode == "bicubic" else _sample
-    return one_node(f"GridSampler{input.ndim - 2}DBackward0",
-                    lambda input, grid: sample(input, grid, mode, padding_mode, align_corners),
-                    (input, grid), {"input": 0, "grid": 1}, {  # torch's enums' ints
-                        "interpolation_mode": ("bilinear", "nearest", "bicubic").index(mode),
-                        "padding_mode": ("zeros", "border", "reflection").index(padding_mode),
-                        "align_corners": align_corners})
+    out = one_node(f"GridSampler{input.ndim - 2}DBackward0",
+                   lambda input, grid: sample(input, grid, mode, padding_mode, align_corners),
+                   (input, grid), {"input": 0, "grid": 1}, {  # torch's enums' ints
+                       "interpolation_mode": ("bilinear", "nearest", "bicubic").index(mode),
+                       "padding_mode": ("zeros", "border", "reflection").index(padding_mode),
+                       "align_corners": align_corners})
+    refuse_tangents(f"grid_sampler_{input.ndim - 2}d", (input, grid))  # torch: no formula
+    return out
 
 
 def _flat(input):

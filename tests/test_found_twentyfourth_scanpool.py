@@ -139,3 +139,26 @@ def test_grid_sample_and_embedding_bag_refuse_forward_ad_as_torch(name):
     ("Trying to use forward AD with grid_sampler_2d that does not support it ..."); gradkit's
     composites computed a tangent. They refuse now, after their forward, as torch's."""
     assert _forward_ad_outcome(gradkit, name) == _forward_ad_outcome(torch, name)
+
+
+def _grid_gradient(lib, padding_mode: str, upstream: float, dtype: str) -> list:
+    image = lib.tensor(np.arange(9.0, dtype=dtype).reshape(1, 1, 3, 3) - 4)
+    grid = lib.tensor(np.array([1.7e308, 1.7e308, -math.inf, 0.5, 1e154, -0.25, 0.3, -0.2],
+                               dtype=dtype).reshape(1, 2, 2, 2), requires_grad=True)
+    out = lib.nn.functional.grid_sample(image, grid, "bilinear", padding_mode, False)
+    g, = lib.autograd.grad(out, grid, lib.full_like(out, upstream))
+    return _bits(out.detach().numpy()) + _bits(g.numpy())
+
+
+@pytest.mark.parametrize("padding_mode", ["border", "zeros"])
+@pytest.mark.parametrize("upstream", [math.nan, 1.0, 0.0])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_grid_sample_border_keeps_a_nan_gradient_at_an_infinite_coordinate(padding_mode, upstream,
+                                                                          dtype):
+    """scan: grid_sample with border padding at a grid point whose pixel coordinate is
+    infinite (1.7e308, -inf) gave its grid gradient 0 under a NaN upstream gradient here, NaN
+    in torch: torch's clip multiplies the gradient by 0 there (NaN * 0), gradkit cut it.
+    (Kept off NaN grid points and reflection, which reflects an infinite coordinate to NaN:
+    torch reads memory by an undefined int cast there, and its backward can crash.)"""
+    assert _grid_gradient(gradkit, padding_mode, upstream, dtype) == \
+        _grid_gradient(torch, padding_mode, upstream, dtype)

@@ -162,3 +162,35 @@ def test_grid_sample_border_keeps_a_nan_gradient_at_an_infinite_coordinate(paddi
     torch reads memory by an undefined int cast there, and its backward can crash.)"""
     assert _grid_gradient(gradkit, padding_mode, upstream, dtype) == \
         _grid_gradient(torch, padding_mode, upstream, dtype)
+
+
+def _scaled_sum_tangent(lib, name: str, dual: str, beta: float, alpha: float) -> list:
+    """The tangent of addmm & co. whose operands named in ``dual`` carry tangents, at a first
+    factor holding inf and 1e300."""
+    fa = lib.autograd.forward_ad
+    a = lib.tensor([[math.inf, -0.0], [2.0, 1e300]], dtype=lib.float64)
+    b = lib.tensor([[1.0, -0.0], [0.5, -1.0]] if name != "addmv" else [1.0, -0.0],
+                   dtype=lib.float64)
+    x = lib.tensor([-0.0, 3.0], dtype=lib.float64)
+    if name in ("baddbmm", "addbmm"):
+        a, b = a[None].expand(2, 2, 2).clone(), b[None].expand(2, 2, 2).clone()
+    with fa.dual_level():
+        if "x" in dual:
+            x = fa.make_dual(x, lib.tensor([-0.0, 1.0], dtype=lib.float64))
+        if "a" in dual:
+            a = fa.make_dual(a, lib.full_like(a, -0.0) if "b" in dual else lib.ones_like(a))
+        if "b" in dual:
+            b = fa.make_dual(b, lib.full_like(b, 2.0))
+        out = getattr(lib, name)(x, a, b, beta=beta, alpha=alpha)
+        return _bits(fa.unpack_dual(out).tangent.numpy())
+
+
+@pytest.mark.parametrize("name", ["addmm", "addmv", "baddbmm", "addbmm"])
+@pytest.mark.parametrize("dual", ["x", "a", "b", "ab", "xab"])
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0, 2), (0.5, -1)])
+def test_a_missing_factor_tangent_of_a_scaled_product_is_zeros(name, dual, beta, alpha):
+    """Found beside the convolutions' (scan): torch's addmm, addmv, baddbmm and addbmm
+    formulas, ``beta x_t + alpha a_t @ b + alpha a @ b_t``, multiply a missing factor tangent
+    as zeros (NaN at an inf of the other factor); gradkit's skipped the term."""
+    assert _scaled_sum_tangent(gradkit, name, dual, beta, alpha) == \
+        _scaled_sum_tangent(torch, name, dual, beta, alpha)

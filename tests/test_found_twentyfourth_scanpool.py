@@ -123,6 +123,11 @@ def _forward_ad_outcome(lib, name: str):
                 out = F.grid_sample(fa.make_dual(x[None], lib.ones_like(x[None])),
                                     lib.zeros(1, 1, 1, 1, 3, dtype=lib.float64),
                                     align_corners=False)
+            elif name == "embedding_bag_psw":  # torch names its kernel for no gradient
+                w = lib.arange(12.0, dtype=lib.float64).reshape(4, 3)
+                psw = lib.ones(4, dtype=lib.float64)
+                out = F.embedding_bag(lib.tensor([0, 2, 1, 3]), w, lib.tensor([0, 2]),
+                                      mode="sum", per_sample_weights=fa.make_dual(psw, psw))
             else:
                 w = lib.arange(12.0, dtype=lib.float64).reshape(4, 3)
                 out = F.embedding_bag(lib.tensor([0, 2, 1, 3]), fa.make_dual(w, lib.ones_like(w)),
@@ -133,10 +138,12 @@ def _forward_ad_outcome(lib, name: str):
 
 
 @pytest.mark.parametrize("name", ["grid_sample_input", "grid_sample_grid", "grid_sample_3d",
-                                  "embedding_bag_sum", "embedding_bag_max"])
+                                  "embedding_bag_sum", "embedding_bag_max",
+                                  "embedding_bag_psw"])
 def test_grid_sample_and_embedding_bag_refuse_forward_ad_as_torch(name):
     """scan: torch 2.13 has no forward formula for grid_sampler_2d/3d and _embedding_bag
-    ("Trying to use forward AD with grid_sampler_2d that does not support it ..."); gradkit's
+    ("Trying to use forward AD with grid_sampler_2d that does not support it ..."; with only
+    per_sample_weights dual and nothing requiring grad, _embedding_bag_forward_only); gradkit's
     composites computed a tangent. They refuse now, after their forward, as torch's."""
     assert _forward_ad_outcome(gradkit, name) == _forward_ad_outcome(torch, name)
 

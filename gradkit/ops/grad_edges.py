@@ -169,8 +169,13 @@ def no_forward_ad(name: str, brief: bool = False):
     return refuse
 
 
+def has_tangents(inputs: tuple) -> bool:
+    """Whether an input carries a tangent of forward AD's open level."""
+    return _dispatch._forward_ad is not None and _dispatch._forward_ad.has_tangents(inputs)
+
+
 def refuse_tangents(name: str, inputs: tuple) -> None:
     """torch's error for an op without a forward formula (a composite here) whose inputs carry
     tangents: raised once its forward has run, as torch's."""
-    if _dispatch._forward_ad is not None and _dispatch._forward_ad.has_tangents(inputs):
+    if has_tangents(inputs):
         no_forward_ad(name)(None)

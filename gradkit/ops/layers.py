@@ -13,7 +13,7 @@ from gradkit.ops._op import Op, op
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
-from gradkit.ops.piecewise import zeros_like
+from gradkit.ops.products import scaled_product_jvp
 from gradkit.ops.half_scalar import HALF
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.inplace import inplace as write_inplace
@@ -56,15 +56,7 @@ mm = Op(_mm, name="mm", save=("a", "b"), node_name="MmBackward0", batchable=True
 mm.defvjp(_grad_mat1, _grad_mat2)
 # torch's formulas: a missing tangent of a factor is zeros (0 @ inf is NaN), the bias's is not
 mm.defjvp_all(_zero_filled_jvp(matmul))
-
-
-@addmm.defjvp_all
-def _addmm_jvp(tangents, a, b):
-    """bias_t + mat1_t @ mat2 + mat1 @ mat2_t, added in torch's order."""
-    ta, tb = (zeros_like(m) if t is None else t for m, t in zip((a, b), tangents[1:],
-                                                                  strict=True))
-    out = matmul(ta, b) if tangents[0] is None else tangents[0] + matmul(ta, b)
-    return out + matmul(a, tb)
+addmm.defjvp_all(lambda tangents, a, b: scaled_product_jvp(matmul, tangents, a, b))
 
 
 def _matmul_by_t(input, weight):

@@ -134,20 +134,19 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=rules.input_vjp):
                         vjp_a(g, b, a_dtype), alpha.conjugate()),
                     lambda g, a, b, a_dtype, b_dtype, beta, alpha: scale(
                         vjp_b(g, a, b_dtype), alpha.conjugate()))
-    declared.defjvp_all(_zero_filled_jvp(product))
+    declared.defjvp_all(lambda tangents, a, b, a_dtype, b_dtype, beta, alpha:
+                        scaled_product_jvp(product, tangents, a, b, beta, alpha))
     return declared
 
 
-def _zero_filled_jvp(product):
+def scaled_product_jvp(product, tangents, a, b, beta=1, alpha=1):
     """torch's formula ``beta x_t + alpha a_t @ b + alpha a @ b_t``, added in that order: a
     missing tangent of a factor is zeros (0 @ inf is NaN, as its mm's), x's is skipped."""
-    def rule(tangents, a, b, a_dtype, b_dtype, beta, alpha):
-        tx, ta, tb = tangents
-        ta, tb = (zeros_like(m) if t is None else t for m, t in ((a, ta), (b, tb)))
-        out = scale(product(ta, b), alpha)
-        out = out if tx is None else scale(tx, beta) + out
-        return out + scale(product(a, tb), alpha)
-    return rule
+    tx, ta, tb = tangents
+    ta, tb = (zeros_like(m) if t is None else t for m, t in ((a, ta), (b, tb)))
+    out = scale(product(ta, b), alpha)
+    out = out if tx is None else scale(tx, beta) + out
+    return out + scale(product(a, tb), alpha)
 
 
 def _check_addmm(x, a, b):

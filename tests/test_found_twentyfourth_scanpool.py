@@ -9,6 +9,7 @@ import pytest
 import gradkit
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
 
 EXTREMES = [0.0, -0.0, 1e-310, 0.5, -2.5, 40.0, 1e154, 1e200, 1.7e308, -1.7e308, math.inf,
             -math.inf, math.nan]

@@ -101,7 +101,8 @@ def convolution(xp, x, w, b, padding=(0, 0, 0, 0), geometry=None, groups=1):
     cols_shape, w_groups = _group_shapes(x.shape, w.shape, groups)
     cols = cols.reshape(cols_shape + tuple(geometry[2]))
     k, s = _letters(geometry)
-    out = xp.einsum(f"ngc{k}{s},goc{k}->ngo{s}", cols, w.reshape(w_groups), optimize=True)
+    with np.errstate(invalid="ignore", over="ignore"):  # silent (inf * 0), as torch's
+        out = xp.einsum(f"ngc{k}{s},goc{k}->ngo{s}", cols, w.reshape(w_groups), optimize=True)
     out = out.reshape((x.shape[0], w.shape[0]) + tuple(geometry[2]))
     if b is not None:
         out += b.reshape((1, -1) + (1,) * len(k))

@@ -57,8 +57,9 @@ def _window_means(xp, x, d0, d1, d2):
     then divided by d0, d1 and d2 in turn: torch's pooling loops (NumPy's sum adds in pairs,
     which differs from 8 terms on, and at the range's ends: 1.7e308 - 1.7e308 + 2.5)."""
     wide = np.dtype(np.float32) if x.dtype == HALF else x.dtype
-    total = xp.cumsum(x.astype(wide), axis=-1)[..., -1] + wide.type(0)
-    return (total / d0 / d1 / d2).astype(x.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):  # silent, as torch's
+        total = xp.cumsum(x.astype(wide), axis=-1)[..., -1] + wide.type(0)
+        return (total / d0 / d1 / d2).astype(x.dtype)
 
 
 # torch's backward spreads grad / d0 / d1 / d2 over each window (its divisions in order)

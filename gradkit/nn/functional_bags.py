@@ -10,6 +10,7 @@ from gradkit import creation, ops
 from gradkit.autograd.grad_mode import is_grad_enabled, no_grad
 from gradkit.backend import float16, float32, int64
 from gradkit.ops.embedding import embedding, embedding_renorm_, type_name
+from gradkit.ops.grad_edges import has_tangents, refuse_tangents
 from gradkit.ops.one_node import one_node
 from gradkit.ops.promotion import promote_types
 from gradkit.ops.unary_helpers import c_type_name
@@ -218,5 +219,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
             return rows[:0].reshape(0, weight.shape[1])
         return ops.stack(bags, 0)
     # torch's node takes the weights flattened as the indices (a view of a 2-D input's)
-    return one_node("EmbeddingBagBackward0", pooled, (weight, sample_weights),
-                    {"per_sample_weights": 1})
+    out = one_node("EmbeddingBagBackward0", pooled, (weight, sample_weights),
+                   {"per_sample_weights": 1})
+    # torch has no forward formula; it names the kernel for no gradient when neither input
+    # requires one and the weight carries no tangent
+    forward_only = not (weight.requires_grad or has_tangents((weight,)) or
+                        getattr(sample_weights, "requires_grad", False))
+    refuse_tangents("_embedding_bag_forward_only" if forward_only else "_embedding_bag",
+                    (weight, sample_weights))
+    return out

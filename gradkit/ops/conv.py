@@ -21,8 +21,9 @@ from gradkit.ops.einsum import _einsum
 from gradkit.ops.half_scalar import HALF
 from gradkit.ops.inplace import inplace
 from gradkit.ops.padding import pad
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.reduction import sum as _sum
-from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze
+from gradkit.ops.shape import reshape, squeeze, unsqueeze
 from gradkit.ops.slicing import select
 from gradkit.ops.unary_helpers import (
     c_type_name, kernel_error, scalar_type_name, tensor_type_name)
@@ -100,7 +101,8 @@ def convolution(xp, x, w, b, padding=(0, 0, 0, 0), geometry=None, groups=1):
     cols_shape, w_groups = _group_shapes(x.shape, w.shape, groups)
     cols = cols.reshape(cols_shape + tuple(geometry[2]))
     k, s = _letters(geometry)
-    out = xp.einsum(f"ngc{k}{s},goc{k}->ngo{s}", cols, w.reshape(w_groups), optimize=True)
+    with np.errstate(invalid="ignore", over="ignore"):  # silent (inf * 0), as torch's
+        out = xp.einsum(f"ngc{k}{s},goc{k}->ngo{s}", cols, w.reshape(w_groups), optimize=True)
     out = out.reshape((x.shape[0], w.shape[0]) + tuple(geometry[2]))
     if b is not None:
         out += b.reshape((1, -1) + (1,) * len(k))
@@ -152,18 +154,19 @@ def _grad_bias(g, x, w, padding, geometry, groups):
     return _sum(g, (0,) + tuple(range(2, g.ndim)))
 
 
-def _tangent_bias(t, x, w, padding, geometry, groups):
-    spatial = tuple(geometry[2])
-    return expand(reshape(t, (1, -1) + (1,) * len(spatial)), (x.shape[0], w.shape[0]) + spatial)
+def _convolution_jvp(tangents, x, w, b, padding, geometry, groups):
+    """torch's convolution_jvp, ``conv(x_t, w) + conv(x, w_t, b_t)``: a missing tangent of x,
+    w or a given bias is zeros there, so an inf or NaN of one operand makes the other's term
+    NaN (as torch's mm)."""
+    tx, tw, tb = (zeros_like(a) if t is None and a is not None else t
+                  for a, t in zip((x, w, b), tangents, strict=True))
+    return add(convolution(tx, w, None, padding=padding, geometry=geometry, groups=groups),
+               convolution(x, tw, tb, padding=padding, geometry=geometry, groups=groups))
 
 
 convolution.defvjp(_grad_input, _grad_weight, _grad_bias)
-convolution.defjvp(
-    lambda t, x, w, padding, geometry, groups:
-        convolution(t, w, None, padding=padding, geometry=geometry, groups=groups),
-    lambda t, x, w, padding, geometry, groups:
-        convolution(x, t, None, padding=padding, geometry=geometry, groups=groups),
-    _tangent_bias)
+convolution.defjvp_all(_convolution_jvp)
+convolution.jvp_save_spec = tuple(map(convolution._parse_save, ("x", "w", "b")))
 convolution.every_edge = True  # torch's node has an edge per input: (None, 0) for no bias
 
 

@@ -21,7 +21,9 @@ from gradkit.ops.einsum import _einsum
 from gradkit.ops.inplace import inplace
 from gradkit.ops.linalg import matmul
 from gradkit.ops.one_node import one_node
+from gradkit.ops import _dispatch
 from gradkit.ops.padding import pad
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.padding import pad as pad_op
 from gradkit.ops.reduction import sum as _sum
 from gradkit.ops.shape import expand, reshape, squeeze
@@ -125,6 +127,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
         # torch adds the bias in place (no dtype check of it in 1-d and 2-d)
         return out if bias is None else inplace(out, add, reshape(bias, (1, c_out) + (1,) * d))
     # torch's complex convolution is itself a composite of real ones (its last node an add)
+    x, weight, bias = _zero_filled(x, weight, bias)
     out = transposed_convolution(x, weight, bias) if x._data.dtype.kind == "c" else \
         one_node("ConvolutionBackward0", transposed_convolution, (x, weight, bias),
                  {"input": 0, "weight": 1}, {  # the arguments torch's node keeps
@@ -132,6 +135,17 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding, grou
                      "transposed": True, "output_padding": extra, "groups": groups,
                      "bias_sym_sizes_opt": (0,) if bias is None else tuple(bias.shape)})
     return squeeze(out, 0) if added else out
+
+
+def _zero_filled(*operands) -> tuple:
+    """Under forward AD, each operand without a tangent made a dual of zeros when another has
+    one: torch's convolution_jvp materializes a missing tangent, so an inf or NaN of one
+    operand makes the other's term NaN (as the convolution op's rule, conv.py)."""
+    ad = _dispatch._forward_ad
+    if ad is None or not ad.has_tangents(operands):
+        return operands
+    return tuple(a if a is None or ad.has_tangents((a,)) else ad.make_dual(a, zeros_like(a))
+                 for a in operands)
 
 
 def _nothing_of(shape: tuple, x, weight, bias):

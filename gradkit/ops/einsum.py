@@ -16,6 +16,8 @@ import functools
 import math
 import string
 
+import numpy as np
+
 from gradkit.ops._op import op
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
@@ -125,7 +127,8 @@ def _einsum(xp, *operands, equation):
         if len(operands) == 2 and operands[0].dtype.kind == "c" and not all_finite(xp, *operands):
             # torch's bmm of two operands sums C's products (NumPy's BLAS multiplies inf by 0)
             return by_parts(xp, functools.partial(xp.einsum, equation), *operands)
-    return xp.einsum(equation, *operands, optimize=len(operands) > 1)  # BLAS when it helps
+    with np.errstate(invalid="ignore", over="ignore"):  # silent (inf * 0), as torch's
+        return xp.einsum(equation, *operands, optimize=len(operands) > 1)  # BLAS if it helps
 
 
 _einsum.name = "einsum"

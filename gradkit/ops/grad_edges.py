@@ -3,6 +3,7 @@
 torch's errors for derivatives it does not have (second order, forward AD)."""
 from __future__ import annotations
 
+from gradkit.ops import _dispatch
 from gradkit.ops._op import Op, op
 from gradkit.ops.inplace import inplace as write_inplace
 from gradkit.ops.piecewise import zeros_like
@@ -166,3 +167,15 @@ def no_forward_ad(name: str, brief: bool = False):
             "pytorch/issues/new?template=feature-request.yml so that we can prioritize its "
             "implementation or submit a PR adding the implementation to derivatives.yaml")
     return refuse
+
+
+def has_tangents(inputs: tuple) -> bool:
+    """Whether an input carries a tangent of forward AD's open level."""
+    return _dispatch._forward_ad is not None and _dispatch._forward_ad.has_tangents(inputs)
+
+
+def refuse_tangents(name: str, inputs: tuple) -> None:
+    """torch's error for an op without a forward formula (a composite here) whose inputs carry
+    tangents: raised once its forward has run, as torch's."""
+    if has_tangents(inputs):
+        no_forward_ad(name)(None)

@@ -13,10 +13,11 @@ from gradkit.ops._op import Op, op
 from gradkit.ops.arithmetic import mul
 from gradkit.ops.complex import conj
 from gradkit.ops.conversion import astype
+from gradkit.ops.products import scaled_product_jvp
 from gradkit.ops.half_scalar import HALF
 from gradkit.ops.elementwise import rsqrt
 from gradkit.ops.inplace import inplace as write_inplace
-from gradkit.ops.linalg import matmul
+from gradkit.ops.linalg import _zero_filled_jvp, matmul
 from gradkit.ops.reduction import mean, sum
 from gradkit.ops.shape import (
     _reshape_copy as reshape_copy, reshape, t, unsqueeze, view)
@@ -51,10 +52,11 @@ addmm = Op(_addmm, name="addmm", save=("a", "b"), broadcast=True, node_name="Add
            batchable=True)
 addmm.defvjp(lambda g, a, b: g,  # summed to the bias's shape by the engine (broadcast)
              _grad_mat1, _grad_mat2)
-addmm.defjvp(lambda d, a, b: d, lambda d, a, b: matmul(d, b), lambda d, a, b: matmul(a, d))
 mm = Op(_mm, name="mm", save=("a", "b"), node_name="MmBackward0", batchable=True)
 mm.defvjp(_grad_mat1, _grad_mat2)
-mm.defjvp(lambda d, a, b: matmul(d, b), lambda d, a, b: matmul(a, d))
+# torch's formulas: a missing tangent of a factor is zeros (0 @ inf is NaN), the bias's is not
+mm.defjvp_all(_zero_filled_jvp(matmul))
+addmm.defjvp_all(lambda tangents, a, b: scaled_product_jvp(matmul, tangents, a, b))
 
 
 def _matmul_by_t(input, weight):

@@ -16,6 +16,7 @@ from gradkit.backend import get_array_module
 from gradkit.ops.activations import relu
 from gradkit.ops.grad_edges import input_edge
 from gradkit.memory_format import channels_last, suggested_order
+from gradkit.ops._op import op
 from gradkit.ops.arithmetic import div, mul, neg, pow
 from gradkit.ops.conversion import clone
 from gradkit.ops.joining import cat
@@ -28,7 +29,8 @@ from gradkit.ops.pooling import (
 from gradkit.ops.pooling_arguments import (
     adaptive_arguments, check_non_empty, no_stride, ntuple, one_int, pool_geometry, pool_input)
 from gradkit.ops.reduction import mean, sum as sum_
-from gradkit.ops.shape import reshape, squeeze, unsqueeze
+from gradkit.ops.half_scalar import HALF
+from gradkit.ops.shape import expand, reshape, squeeze, unsqueeze
 from gradkit.ops.unary_helpers import kernel_error, require_real_floating
 
 
@@ -38,15 +40,46 @@ def _constant(like, array) -> Tensor:
     return Tensor._make(xp.asarray(np.asarray(array), dtype=like._data.dtype))
 
 
-def _window_sums(x, windows):
-    """(N, C, *out): each window's sum, padded slots reading zero."""
+def _window_columns(x, windows):
+    """(N, C, *out, K): each window's values, padded slots reading zero."""
     n, c = x.shape[:2]
     plane = math.prod(x.shape[2:])
     flat = reshape(x, (n, c, plane))
     flat = cat([flat, _constant(x, np.zeros((n, c, 1)))], 2)
     key = Tensor._make(get_array_module(x._data).asarray(windows.reshape(-1)))
     cols = index_select(flat, 2, key)
-    return sum_(reshape(cols, (n, c) + windows.shape), -1)
+    return reshape(cols, (n, c) + windows.shape)
+
+
+@op(save=("d0", "d1", "d2", "x.shape"), name="window_means")
+def _window_means(xp, x, d0, d1, d2):
+    """The windows' (last dim's) sums, added one after another from +0 (float16's in float32),
+    then divided by d0, d1 and d2 in turn: torch's pooling loops (NumPy's sum adds in pairs,
+    which differs from 8 terms on, and at the range's ends: 1.7e308 - 1.7e308 + 2.5)."""
+    wide = np.dtype(np.float32) if x.dtype == HALF else x.dtype
+    with np.errstate(invalid="ignore", over="ignore"):  # silent, as torch's
+        total = xp.cumsum(x.astype(wide), axis=-1)[..., -1] + wide.type(0)
+        return (total / d0 / d1 / d2).astype(x.dtype)
+
+
+# torch's backward spreads grad / d0 / d1 / d2 over each window (its divisions in order)
+_window_means.defvjp(
+    lambda g, d0, d1, d2, shape: expand(unsqueeze(div(div(div(g, d0), d1), d2), -1), sizes=shape),
+    None, None, None)
+_window_means.defjvp(lambda t, d0, d1, d2, shape: _window_means(t, d0, d1, d2))
+
+
+def _window_sums(x, windows):
+    """(N, C, *out): each window's sum (an integer input's; exact but where it wraps)."""
+    return sum_(_window_columns(x, windows), -1)
+
+
+def _averages(x, windows, *divisors):
+    """(N, C, *out): each window's sum divided by ``divisors`` in turn (arrays broadcasting
+    to the output's spatial shape), as torch's float kernels."""
+    ones = [np.ones(())] * (3 - len(divisors))
+    return _window_means(_window_columns(x, windows),
+                         *(_constant(x, d) for d in (*divisors, *ones)))
 
 
 def _divisor(sizes, kernel, stride, pads, outs, count_include_pad):
@@ -96,8 +129,8 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         out = Tensor._make(xp.trunc(sums._data / xp.asarray(np.asarray(divisor))).astype(
             x._data.dtype))
     else:  # torch's AvgPool2DBackward0 saves the input: a zero-derivative edge to it
-        out = div(_window_sums(input_edge(x, _node=f"AvgPool{d}DBackwardBackward0"), windows),
-                  _constant(x, divisor))
+        out = _averages(input_edge(x, _node=f"AvgPool{d}DBackwardBackward0"), windows,
+                        divisor)
     return squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
 
 
@@ -177,15 +210,15 @@ def _adaptive_avg_pool(input, output_size, d: int):
         return squeeze(out, 0) if added else out
     require_real_floating(name if d == 2 else f"{name}_cpu", x._data)  # torch's kernel names
     dims = [adaptive_windows(s, o) for s, o in zip(sizes, outs, strict=True)]
-    counts = np.ones(())
-    for _, valid, _ in dims:
-        counts = np.multiply.outer(counts, valid.sum(1))
+    # torch's kernel divides each window's sum by its sizes in turn (sum / kh / kw)
+    counts = [valid.sum(1).reshape((-1,) + (1,) * (d - 1 - i))
+              for i, (_, valid, _) in enumerate(dims)]
 
     def pool(input):
         # torch's kernel saves the input (unbatched too): a zero-derivative edge to it
         edge = input_edge(input, _node=f"AdaptiveAvgPool{d}DBackwardBackward0")
         x = unsqueeze(edge, 0) if added else edge
-        out = div(_window_sums(x, window_map(dims)), _constant(x, counts))
+        out = _averages(x, window_map(dims), *counts)
         out = squeeze(out, 0) if added else keep_channels_last(out, x) if d == 2 else out
         return refuse_empty_grad_output(out, name=name) if 0 in tuple(out.shape)[1:] else out
     return one_node(f"AdaptiveAvgPool{d}DBackward0", pool, (input,), {"self": 0})

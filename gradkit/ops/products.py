@@ -12,6 +12,7 @@ from gradkit.ops.half_scalar import HALF
 from gradkit.ops.complex_products import all_finite, small_bmm, times_one
 from gradkit.ops.conversion import fitted, real_if_cast_to_real
 from gradkit.ops.linalg import dot, matmul
+from gradkit.ops.piecewise import zeros_like
 from gradkit.ops.methods import tensor_method
 from gradkit.ops.promotion import as_dtype
 from gradkit.ops.reduction import sum
@@ -133,10 +134,19 @@ def _declare(name: str, product, vjp_a, vjp_b, vjp_x=rules.input_vjp):
                         vjp_a(g, b, a_dtype), alpha.conjugate()),
                     lambda g, a, b, a_dtype, b_dtype, beta, alpha: scale(
                         vjp_b(g, a, b_dtype), alpha.conjugate()))
-    declared.defjvp(lambda t, a, b, a_dtype, b_dtype, beta, alpha: scale(t, beta),
-                    lambda t, a, b, a_dtype, b_dtype, beta, alpha: scale(product(t, b), alpha),
-                    lambda t, a, b, a_dtype, b_dtype, beta, alpha: scale(product(a, t), alpha))
+    declared.defjvp_all(lambda tangents, a, b, a_dtype, b_dtype, beta, alpha:
+                        scaled_product_jvp(product, tangents, a, b, beta, alpha))
     return declared
+
+
+def scaled_product_jvp(product, tangents, a, b, beta=1, alpha=1):
+    """torch's formula ``beta x_t + alpha a_t @ b + alpha a @ b_t``, added in that order: a
+    missing tangent of a factor is zeros (0 @ inf is NaN, as its mm's), x's is skipped."""
+    tx, ta, tb = tangents
+    ta, tb = (zeros_like(m) if t is None else t for m, t in ((a, ta), (b, tb)))
+    out = scale(product(ta, b), alpha)
+    out = out if tx is None else scale(tx, beta) + out
+    return out + scale(product(a, tb), alpha)
 
 
 def _check_addmm(x, a, b):

@@ -20,6 +20,7 @@ from gradkit.ops._op import op
 from gradkit.ops.fused import fused_multiply_add
 from gradkit.ops.indexing import gather
 from gradkit.ops.linalg import matmul
+from gradkit.ops.grad_edges import refuse_tangents
 from gradkit.ops.one_node import one_node
 from gradkit.ops.piecewise import where
 from gradkit.ops.shape import reshape, transpose
@@ -134,11 +135,12 @@ def _padded(coord, size: int, padding_mode: str, align_corners: bool):
 
 def _clip(coord, size: int):
     """torch's clip_coordinates: the value clamped to [0, size - 1]; the gradient multiplied
-    by 0 on and beyond the borders (so a NaN gradient stays NaN there), by 1 inside."""
+    by 0 on and beyond the borders (so a NaN gradient stays NaN there, also at an infinite
+    coordinate: nan_to_num's gradient is g times 0 there), by 1 inside."""
     value = coord.detach().clamp(0, size - 1)
     inside = ((value > 0) & (value < size - 1)).to(coord.dtype)
-    moving = where(coord.detach().isfinite(), coord - coord.detach(), 0)  # 0, gradient 1
-    return value + moving * inside
+    finite = coord.nan_to_num()
+    return value + (finite - finite.detach()) * inside  # (0, gradient 1)
 
 
 def _reflect(coord, twice_low: int, twice_high: int):
@@ -187,12 +189,14 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     align_corners = _default_align(align_corners)
     _check_grid(input, grid, mode)
     sample = _bicubic if mode == "bicubic" else _sample
-    return one_node(f"GridSampler{input.ndim - 2}DBackward0",
-                    lambda input, grid: sample(input, grid, mode, padding_mode, align_corners),
-                    (input, grid), {"input": 0, "grid": 1}, {  # torch's enums' ints
-                        "interpolation_mode": ("bilinear", "nearest", "bicubic").index(mode),
-                        "padding_mode": ("zeros", "border", "reflection").index(padding_mode),
-                        "align_corners": align_corners})
+    out = one_node(f"GridSampler{input.ndim - 2}DBackward0",
+                   lambda input, grid: sample(input, grid, mode, padding_mode, align_corners),
+                   (input, grid), {"input": 0, "grid": 1}, {  # torch's enums' ints
+                       "interpolation_mode": ("bilinear", "nearest", "bicubic").index(mode),
+                       "padding_mode": ("zeros", "border", "reflection").index(padding_mode),
+                       "align_corners": align_corners})
+    refuse_tangents(f"grid_sampler_{input.ndim - 2}d", (input, grid))  # torch: no formula
+    return out
 
 
 def _flat(input):
@@ -203,8 +207,10 @@ def _flat(input):
 def _sample(input, grid, mode, padding_mode, align_corners):
     """Bilinear (trilinear) or nearest sampling proper, of arguments grid_sample checked."""
     flat, sizes = _flat(input)
-    coords = [_source_index(grid[..., k], size, padding_mode, align_corners, len(sizes) == 2)
-              for k, size in enumerate(reversed(sizes))]  # x (the last dim) first
+    # x (the last dim) first; unbound, so that the grid's gradient is the components' stacked
+    # (torch's kernel writes each: a -0.0 of a clipped coordinate stays, 0.0 + -0.0 would not)
+    coords = [_source_index(component, size, padding_mode, align_corners, len(sizes) == 2)
+              for component, size in zip(grid.unbind(-1), reversed(sizes), strict=True)]
     if mode == "nearest":  # round half to even, as torch's nearbyint; grid's gradient is 0
         rounded = [coord.round() for coord in coords]
         values, inside = _read(flat, [r.detach() for r in rounded], sizes)
@@ -256,8 +262,8 @@ def _bicubic(input, grid, mode, padding_mode, align_corners):
     position padded (clipped or reflected), read as zero outside; x blended first per row."""
     flat, sizes = _flat(input)
     height, width = sizes
-    ix, iy = (_unnormalize(grid[..., k], size, align_corners, True)
-              for k, size in enumerate((width, height)))
+    ix, iy = (_unnormalize(component, size, align_corners, True)
+              for component, size in zip(grid.unbind(-1), (width, height), strict=True))
     x0, y0 = ix.detach().floor(), iy.detach().floor()
     weights_x, weights_y = _cubic_coefficients(ix - x0), _cubic_coefficients(iy - y0)
     out = None

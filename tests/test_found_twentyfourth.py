@@ -220,3 +220,39 @@ def test_complex_number_written_into_a_real_tensor_is_torchs(value, dtype):
         x[1] = value
         return x
     assert _outcome(lambda: run(gradkit)) == _outcome(lambda: run(torch))
+
+
+_POW_VALUES = [0.0, -0.0, 0.5, -2.0, 2.0, 1.0, math.inf, -math.inf, math.nan]
+_COMPLEX_POW_VALUES = [0j, complex(-0.0, -0.0), 0.5 + 0j, 1j, complex(2, -0.0),
+                       complex(math.inf, 1)]
+
+
+def _pow_derivatives(lib, dtype: str, form: str) -> list:
+    values = _COMPLEX_POW_VALUES if dtype == "complex128" else _POW_VALUES
+    cast = getattr(lib, dtype)
+    out = []
+    for b in values:  # one element at a time: torch's scalar loops, not its vector ones
+        for e in values:
+            for v in ([1.0, -1.0, -0.0] if dtype == "float64" else [1 + 0j, complex(-1, -0.0)]):
+                x, t = lib.tensor([b], dtype=cast), lib.tensor([v], dtype=cast)
+                y = lib.tensor([e], dtype=cast, requires_grad=form == "reverse")
+                if form == "reverse":  # the exponent's and a number base's gradients
+                    grads = [lib.autograd.grad(base ** y, y, t)[0] for base in (x, 0.0)]
+                else:  # only the exponent dual, under a tensor or a number base
+                    fa = lib.autograd.forward_ad
+                    with fa.dual_level():
+                        grads = [fa.unpack_dual(base ** fa.make_dual(y, t)).tangent
+                                 for base in (x, 0.0)]
+                for g in grads:
+                    out += _bits(np.atleast_1d(g.numpy()).view(np.float64))
+    return out
+
+
+@pytest.mark.parametrize("dtype, form", [("float64", "forward"), ("complex128", "forward"),
+                                         ("complex128", "reverse")])
+def test_pow_exponent_derivatives_sign_zeros_as_torch(dtype, form):
+    """A scan of pow's tangents with only the exponent dual: torch adds a tensor base's
+    (zero) term to the exponent's, so a -0.0 tangent is +0.0 there; and its masked zero
+    (x = 0, y >= 0) is 0 + 0j, not conjugated as the rest (gradkit conjugated it: -0.0
+    imaginary parts in complex gradients and tangents)."""
+    assert _pow_derivatives(gradkit, dtype, form) == _pow_derivatives(torch, dtype, form)

@@ -16,20 +16,20 @@ from gradkit.ops.scalar_overloads import mul_scalar
 
 
 def _pow_grad_exponent(x, y, out):
-    # out * log(x), taken as 0 where x == 0 and y >= 0, like torch; the base is taken in the
-    # result's dtype first, as torch's: a real base of a complex power is differentiated as the
-    # complex number it was promoted to (log(-2) is finite), an integer or narrower base's log
-    # rounds in the result's precision
+    # conj(out * log(x)), taken as 0 (not conjugated: 0 + 0j) where x == 0 and y >= 0, like
+    # torch; the base is taken in the result's dtype first, as torch's: a real base of a
+    # complex power is differentiated as the complex number it was promoted to (log(-2) is
+    # finite), an integer or narrower base's log rounds in the result's precision
     complex_out = _array_dtype(out).kind == "c"
     if type(x) in PY_SCALARS:  # a number base (2 ** t): its log is a number too
         if x == 0:
-            return where(_real_nonnegative(y), 0.0, out * -math.inf)
+            return where(_real_nonnegative(y), 0.0, conj(out * -math.inf))
         if complex_out or isinstance(x, complex):
-            return out * cmath.log(x)
+            return conj(out * cmath.log(x))
         return out * (math.log(x) if x > 0 else math.nan)
     if _array_dtype(x) != _array_dtype(out):
         x = astype(x, dtype=_array_dtype(out))
-    return where((x == 0) & _real_nonnegative(y), 0.0, out * log(x))
+    return where((x == 0) & _real_nonnegative(y), 0.0, conj(out * log(x)))
 
 
 def _real_nonnegative(y):
@@ -60,7 +60,20 @@ def _pow_vjp_base(g, x, y, out):
 
 
 pow.defvjp(_pow_vjp_base,
-           lambda g, x, y, out: g * conj(_pow_grad_exponent(x, y, out)))
+           lambda g, x, y, out: g * _pow_grad_exponent(x, y, out))
 pow.saves_for_every_tensor = True  # torch's Pow1 keeps its result: a write into it refuses
-pow.defjvp(lambda t, x, y, out: conj(_pow_vjp_base(conj(t), x, y, out)),
-           lambda t, x, y, out: t * _pow_grad_exponent(x, y, out))
+def _pow_jvp(tangents, x, y, out):
+    """torch's (pow_backward_self(conj(t_x)) + pow_backward_exponent(conj(t_y))).conj(): with
+    only the exponent's tangent a tensor base's term is a tensor of zeros added to it (so
+    -0.0 becomes +0.0); a number base has no such term."""
+    t_x, t_y = tangents
+    base = None if t_x is None else _pow_vjp_base(conj(t_x), x, y, out)
+    if t_y is None:
+        return conj(base)
+    power = conj(t_y) * _pow_grad_exponent(x, y, out)
+    if base is None:
+        return conj(power if type(x) in PY_SCALARS else zeros_like(power) + power)
+    return conj(base + power)
+
+
+pow.defjvp_all(_pow_jvp)

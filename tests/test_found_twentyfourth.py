@@ -259,3 +259,21 @@ def test_pow_exponent_derivatives_sign_zeros_as_torch(dtype, form):
     (x = 0, y >= 0) is 0 + 0j, not conjugated as the rest (gradkit conjugated it: -0.0
     imaginary parts in complex gradients and tangents)."""
     assert _pow_derivatives(gradkit, dtype, form) == _pow_derivatives(torch, dtype, form)
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, 0.5, 1.0, -2.0, math.nan])
+@pytest.mark.parametrize("tangent", [1.0, -0.0])
+def test_forward_over_reverse_of_threshold_is_torchs(value, tangent):
+    """A scan of forward-over-reverse through activations: threshold's backward has torch's
+    forward formula zeros_like(self_t) + threshold_backward(g_t): with x dual alone its
+    gradient's tangent is zeros (gradkit gave none, as for a constant)."""
+    def run(lib):
+        fa = lib.autograd.forward_ad
+        with fa.dual_level():
+            x = fa.make_dual(lib.tensor([value], dtype=lib.float64, requires_grad=True),
+                             lib.tensor([tangent], dtype=lib.float64))
+            y = lib.nn.functional.threshold(x, 0.5, -1.0)
+            g, = lib.autograd.grad(y, x, lib.ones_like(y), create_graph=True)
+            t = fa.unpack_dual(g).tangent
+            return None if t is None else _bits(t.detach().numpy())
+    assert run(gradkit) == run(torch)

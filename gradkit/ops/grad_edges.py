@@ -27,8 +27,20 @@ def gradient_edge(xp, g, x, factor, node="ThresholdBackwardBackward0"):
 
 gradient_edge.defvjp(lambda gg, x, factor, node: gradient_edge(gg, x, factor, node=node),
                       lambda gg, x, factor, node: zeros_like(x), None)
-gradient_edge.defjvp(lambda t, x, factor, node: gradient_edge(t, x, factor, node=node),
-                      None, None)
+
+
+@gradient_edge.defjvp_all
+def _gradient_edge_jvp(tangents, x, factor, node):
+    """The mask applied to g's tangent. torch's threshold_backward formula is
+    zeros_like(self_t) + threshold_backward(g_t): a dual x alone gives zeros, not no tangent,
+    and a -0.0 of g_t turns +0.0 (hardtanh's and the shrinks' have no such term)."""
+    t_g, t_x = tangents[:2]
+    out = None if t_g is None else gradient_edge(t_g, x, factor, node=node)
+    if node != "ThresholdBackwardBackward0":
+        return out
+    return (None if t_x is None else zeros_like(t_x)) if out is None else out + 0.0
+
+
 gradient_edge.node_name_rule = lambda params, arrays: params["node"]
 
 

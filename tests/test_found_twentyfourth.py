@@ -92,8 +92,8 @@ def test_max_min_of_all_keep_torchs_tied_zero(dtype):
     (2259464, "strided_breadth", "a step that turns a rounding difference of its input into "
                                  "another number"),
     (2276920, "breadth", "an infinite norm weight: torch's fused kernels' inf/NaN"),
-    (2293417, "breadth", "a step that turns a rounding difference of its input into "
-                         "another number"),
+    (2293417, "breadth", "a LAPACK routine of a matrix singular to its precision: its "
+                         "factors are rounding noise"),
     (457405, "wide", "float32 lgamma inside an incomplete gamma's derivative (an integer a)")])
 def test_documented_differences_are_known(seed, cls, known_as):
     """atan2(v, v) of an inverse FFT's zero bins (exactly 0 here, -2.8e-17 in torch) is 0 or
